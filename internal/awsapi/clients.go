@@ -1,0 +1,191 @@
+package awsapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+)
+
+// DefaultHTTPTimeout bounds one HTTP attempt, as upstream does.
+const DefaultHTTPTimeout = 30 * time.Second
+
+// Options configure the clients.
+type Options struct {
+	// Region all regional clients use. Required for NewClients.
+	Region string
+	// CloudConfig supplies ServiceOverride endpoints and RoleARN/SourceARN.
+	// Nil means none.
+	CloudConfig *cloudconfig.Config
+	// Metrics records every attempt; nil records nothing.
+	Metrics *Metrics
+	// HTTPTimeout bounds one attempt (default DefaultHTTPTimeout).
+	HTTPTimeout time.Duration
+	// MaxAttempts of the SDK standard retryer (default 3, the SDK default).
+	MaxAttempts int
+}
+
+// Clients are the AWS clients the CCM uses.
+type Clients struct {
+	Config aws.Config
+	EC2    *ec2.Client
+	STS    *sts.Client
+}
+
+func (o Options) apiOptions() []func(*middleware.Stack) error {
+	fns := []func(*middleware.Stack) error{guardMiddleware}
+	if o.Metrics != nil {
+		fns = append(fns, o.Metrics.middleware)
+	}
+	return fns
+}
+
+func (o Options) httpClient() *http.Client {
+	timeout := o.HTTPTimeout
+	if timeout == 0 {
+		timeout = DefaultHTTPTimeout
+	}
+	return &http.Client{Timeout: timeout}
+}
+
+// loadConfig builds the SDK config: the default credential chain (env,
+// shared files, web identity, container and instance roles) and the SDK's
+// own endpoint settings (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>).
+func (o Options) loadConfig(ctx context.Context, region string) (aws.Config, error) {
+	maxAttempts := o.MaxAttempts
+	if maxAttempts == 0 {
+		maxAttempts = retry.DefaultMaxAttempts
+	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(o.httpClient()),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts = maxAttempts })
+		}),
+		config.WithAPIOptions(o.apiOptions()),
+	}
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS SDK configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// NewClients builds the regional clients. With RoleARN in the cloud config
+// every regional client acts as that role, assumed through STS with the
+// confused-deputy headers (x-amz-source-account, and x-amz-source-arn when
+// SourceARN is set), as upstream does.
+func NewClients(ctx context.Context, o Options) (*Clients, error) {
+	if o.Region == "" {
+		return nil, fmt.Errorf("AWS region is not known: set Region in the cloud config or run where IMDS answers")
+	}
+	cfg, err := o.loadConfig(ctx, o.Region)
+	if err != nil {
+		return nil, err
+	}
+	stsClient := sts.NewFromConfig(cfg, o.stsOverride())
+	if cc := o.CloudConfig; cc != nil && cc.Global.RoleARN != "" {
+		assumer := sts.NewFromConfig(cfg, o.stsOverride(), sourceHeaders(cc.Global.RoleARN, cc.Global.SourceARN))
+		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(assumer, cc.Global.RoleARN))
+	}
+	return &Clients{
+		Config: cfg,
+		EC2:    ec2.NewFromConfig(cfg, o.ec2Override()),
+		STS:    stsClient,
+	}, nil
+}
+
+// NewIMDS builds the instance metadata client. The SDK honours
+// AWS_EC2_METADATA_SERVICE_ENDPOINT and AWS_EC2_METADATA_DISABLED; a
+// ServiceOverride for ec2imds wins over both.
+func NewIMDS(ctx context.Context, o Options) (*imds.Client, error) {
+	cfg, err := o.loadConfig(ctx, o.Region)
+	if err != nil {
+		return nil, err
+	}
+	return imds.NewFromConfig(cfg, func(io *imds.Options) {
+		if cc := o.CloudConfig; cc != nil {
+			if url, _, _, ok := cc.Endpoint(cloudconfig.ServiceIMDS, o.Region); ok {
+				io.Endpoint = url
+			}
+		}
+		// IMDS is not an IAM action; keep only the metrics middleware.
+		io.APIOptions = nil
+		if o.Metrics != nil {
+			io.APIOptions = append(io.APIOptions, o.Metrics.middleware)
+		}
+	}), nil
+}
+
+// endpoint returns the [ServiceOverride] for service in the client region.
+func (o Options) endpoint(service string) (url, signingRegion string, ok bool) {
+	if o.CloudConfig == nil {
+		return "", "", false
+	}
+	url, signingRegion, _, ok = o.CloudConfig.Endpoint(service, o.Region)
+	return url, signingRegion, ok
+}
+
+// ec2Override applies a [ServiceOverride] endpoint. The signing region
+// replaces the client region: with a fixed endpoint the region only feeds
+// the signature.
+func (o Options) ec2Override() func(*ec2.Options) {
+	return func(eo *ec2.Options) {
+		if url, signingRegion, ok := o.endpoint(cloudconfig.ServiceEC2); ok {
+			eo.BaseEndpoint = aws.String(url)
+			if signingRegion != "" {
+				eo.Region = signingRegion
+			}
+		}
+	}
+}
+
+func (o Options) stsOverride() func(*sts.Options) {
+	return func(so *sts.Options) {
+		if url, signingRegion, ok := o.endpoint(cloudconfig.ServiceSTS); ok {
+			so.BaseEndpoint = aws.String(url)
+			if signingRegion != "" {
+				so.Region = signingRegion
+			}
+		}
+	}
+}
+
+// sourceHeaders adds the confused-deputy headers to AssumeRole calls.
+func sourceHeaders(roleARN, sourceARN string) func(*sts.Options) {
+	account := ""
+	if a, err := arn.Parse(roleARN); err == nil {
+		account = a.AccountID
+	}
+	return func(so *sts.Options) {
+		so.APIOptions = append(so.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Build.Add(middleware.BuildMiddlewareFunc("awsccm.sourceHeaders",
+				func(ctx context.Context, in middleware.BuildInput, next middleware.BuildHandler) (middleware.BuildOutput, middleware.Metadata, error) {
+					if req, ok := in.Request.(*smithyhttp.Request); ok {
+						if account != "" {
+							req.Header.Set("x-amz-source-account", account)
+						}
+						if sourceARN != "" {
+							req.Header.Set("x-amz-source-arn", sourceARN)
+						}
+					}
+					return next.HandleBuild(ctx, in)
+				}), middleware.After)
+		})
+	}
+}

@@ -1,0 +1,96 @@
+package instances
+
+import (
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// Instance is the part of an EC2 instance the CCM uses, kept small so a
+// 5,000-node cache stays a few megabytes.
+type Instance struct {
+	ID             string
+	Type           string
+	State          string // pending, running, shutting-down, terminated, stopping, stopped
+	Zone           string
+	VPCID          string
+	SubnetID       string
+	PrivateDNSName string
+	PublicDNSName  string
+	PrivateIP      string
+	PublicIP       string
+	// ENIs are the attached network interfaces, ordered by device index.
+	ENIs       []ENI
+	LaunchTime time.Time
+}
+
+// ENI is one network interface of an instance.
+type ENI struct {
+	DeviceIndex int32
+	Status      string // in-use, ...
+	// PrimaryIP is the interface's primary private IPv4 address.
+	PrimaryIP string
+	// SecondaryIPs are the other private IPv4 addresses; the VPC CNI hands
+	// them to pods, so they are not node addresses.
+	SecondaryIPs []string
+	IPv6         []string
+}
+
+// Terminated reports whether the instance is gone for good.
+func (i *Instance) Terminated() bool { return i.State == string(types.InstanceStateNameTerminated) }
+
+// ShutDown reports whether the instance is stopped or on its way to it.
+func (i *Instance) ShutDown() bool {
+	return i.State == string(types.InstanceStateNameStopped) || i.State == string(types.InstanceStateNameStopping)
+}
+
+// fromEC2 converts an SDK instance.
+func fromEC2(in types.Instance) *Instance {
+	out := &Instance{
+		ID:             aws.ToString(in.InstanceId),
+		Type:           string(in.InstanceType),
+		VPCID:          aws.ToString(in.VpcId),
+		SubnetID:       aws.ToString(in.SubnetId),
+		PrivateDNSName: aws.ToString(in.PrivateDnsName),
+		PublicDNSName:  aws.ToString(in.PublicDnsName),
+		PrivateIP:      aws.ToString(in.PrivateIpAddress),
+		PublicIP:       aws.ToString(in.PublicIpAddress),
+		LaunchTime:     aws.ToTime(in.LaunchTime),
+	}
+	if in.State != nil {
+		out.State = string(in.State.Name)
+	}
+	if in.Placement != nil {
+		out.Zone = aws.ToString(in.Placement.AvailabilityZone)
+	}
+	for _, ni := range in.NetworkInterfaces {
+		eni := ENI{Status: string(ni.Status)}
+		if ni.Attachment != nil {
+			eni.DeviceIndex = aws.ToInt32(ni.Attachment.DeviceIndex)
+		}
+		for _, ip := range ni.PrivateIpAddresses {
+			addr := aws.ToString(ip.PrivateIpAddress)
+			if addr == "" {
+				continue
+			}
+			if aws.ToBool(ip.Primary) {
+				eni.PrimaryIP = addr
+			} else {
+				eni.SecondaryIPs = append(eni.SecondaryIPs, addr)
+			}
+		}
+		if eni.PrimaryIP == "" {
+			eni.PrimaryIP = aws.ToString(ni.PrivateIpAddress)
+		}
+		for _, ip := range ni.Ipv6Addresses {
+			if a := aws.ToString(ip.Ipv6Address); a != "" {
+				eni.IPv6 = append(eni.IPv6, a)
+			}
+		}
+		out.ENIs = append(out.ENIs, eni)
+	}
+	slices.SortStableFunc(out.ENIs, func(a, b ENI) int { return int(a.DeviceIndex - b.DeviceIndex) })
+	return out
+}

@@ -1,0 +1,235 @@
+package instances
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// fakeEC2 evaluates the filters the view sends. It is a unit-test fake; the
+// wire-level behaviour is covered by the integration tests on the emulator.
+type fakeEC2 struct {
+	mu        sync.Mutex
+	instances []types.Instance
+	calls     atomic.Int32
+	err       error
+}
+
+func (f *fakeEC2) DescribeInstances(_ context.Context, in *ec2.DescribeInstancesInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
+	f.calls.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	var match []types.Instance
+	for _, inst := range f.instances {
+		if matches(inst, in.Filters) {
+			match = append(match, inst)
+		}
+	}
+	start := 0
+	if in.NextToken != nil {
+		fmt.Sscan(*in.NextToken, &start)
+	}
+	end := min(start+int(aws.ToInt32(in.MaxResults)), len(match))
+	out := &ec2.DescribeInstancesOutput{Reservations: []types.Reservation{{Instances: match[start:end]}}}
+	if end < len(match) {
+		out.NextToken = aws.String(fmt.Sprint(end))
+	}
+	return out, nil
+}
+
+func matches(inst types.Instance, filters []types.Filter) bool {
+	for _, f := range filters {
+		var got []string
+		switch name := aws.ToString(f.Name); name {
+		case "instance-id":
+			got = []string{aws.ToString(inst.InstanceId)}
+		case "private-dns-name":
+			got = []string{aws.ToString(inst.PrivateDnsName)}
+		case "instance-state-name":
+			got = []string{string(inst.State.Name)}
+		case "vpc-id":
+			got = []string{aws.ToString(inst.VpcId)}
+		case "tag-key":
+			for _, t := range inst.Tags {
+				got = append(got, aws.ToString(t.Key))
+			}
+		default:
+			panic("unexpected filter " + name)
+		}
+		if !slices.ContainsFunc(got, func(g string) bool { return slices.Contains(f.Values, g) }) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fakeEC2) add(id, name, state string, tagged bool) {
+	inst := types.Instance{
+		InstanceId:     aws.String(id),
+		PrivateDnsName: aws.String(name),
+		State:          &types.InstanceState{Name: types.InstanceStateName(state)},
+		VpcId:          aws.String("vpc-1"),
+		Placement:      &types.Placement{AvailabilityZone: aws.String("us-east-1a")},
+	}
+	if tagged {
+		inst.Tags = []types.Tag{{Key: aws.String("kubernetes.io/cluster/test"), Value: aws.String("owned")}}
+	}
+	f.mu.Lock()
+	f.instances = append(f.instances, inst)
+	f.mu.Unlock()
+}
+
+var clusterFilters = []types.Filter{{Name: aws.String("tag-key"), Values: []string{"kubernetes.io/cluster/test"}}}
+
+func id(n int) string   { return fmt.Sprintf("i-%017x", n) }
+func name(n int) string { return fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", n/250, n%250) }
+
+func TestSequentialLookupsOfTaggedInstancesShareOneSnapshot(t *testing.T) {
+	api := &fakeEC2{}
+	for n := range 2500 {
+		api.add(id(n), name(n), "running", true)
+	}
+	v := New(api, Options{ClusterFilters: clusterFilters})
+	ctx := context.Background()
+	for n := range 2500 {
+		obs, err := v.ByID(ctx, id(n))
+		if err != nil || obs.Instance == nil || obs.Instance.ID != id(n) {
+			t.Fatalf("ByID(%s) = %+v, %v", id(n), obs, err)
+		}
+		inst, err := v.ByName(ctx, name(n))
+		if err != nil || inst.ID != id(n) {
+			t.Fatalf("ByName(%s) = %+v, %v", name(n), inst, err)
+		}
+	}
+	// 2,500 instances are three pages of one snapshot.
+	if got := api.calls.Load(); got != 3 {
+		t.Fatalf("DescribeInstances calls = %d, want 3", got)
+	}
+}
+
+func TestUntaggedInstancesAreLookedUpByIDInBatches(t *testing.T) {
+	api := &fakeEC2{}
+	for n := range 300 {
+		api.add(id(n), name(n), "running", false)
+	}
+	v := New(api, Options{ClusterFilters: clusterFilters, BatchWindow: 50 * time.Millisecond})
+	var wg sync.WaitGroup
+	for n := range 300 {
+		wg.Go(func() {
+			if obs, err := v.ByID(context.Background(), id(n)); err != nil || obs.Instance == nil {
+				t.Errorf("ByID(%s) = %+v, %v", id(n), obs, err)
+			}
+		})
+	}
+	wg.Wait()
+	// One (empty) snapshot plus 300 IDs in chunks of 150.
+	if got := api.calls.Load(); got != 3 {
+		t.Fatalf("DescribeInstances calls = %d, want 3", got)
+	}
+}
+
+func TestCandidatesMakeASequentialPassCostOneCall(t *testing.T) {
+	api := &fakeEC2{}
+	var ids []string
+	for n := range 100 {
+		api.add(id(n), name(n), "running", false)
+		ids = append(ids, id(n))
+	}
+	v := New(api, Options{BatchWindow: time.Millisecond, Candidates: func() Candidates { return Candidates{IDs: ids} }})
+	for _, i := range ids {
+		if _, err := v.ByID(context.Background(), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := api.calls.Load(); got != 1 {
+		t.Fatalf("DescribeInstances calls = %d, want 1", got)
+	}
+}
+
+func TestAbsenceIsRecordedOnlyFromSuccessfulLookups(t *testing.T) {
+	api := &fakeEC2{}
+	api.add(id(1), name(1), "running", true)
+	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
+	v := New(api, Options{ClusterFilters: clusterFilters, MaxAge: 10 * time.Second, BatchWindow: time.Millisecond, Clock: clk})
+	ctx := context.Background()
+
+	api.err = errors.New("RequestLimitExceeded")
+	if _, err := v.ByID(ctx, id(2)); err == nil {
+		t.Fatal("ByID succeeded while EC2 failed")
+	}
+	api.err = nil
+	obs, err := v.ByID(ctx, id(2))
+	if err != nil || obs.Instance != nil || obs.AbsentChecks != 1 || !obs.AbsentSince.Equal(clk.Now()) {
+		t.Fatalf("first successful miss: %+v, %v", obs, err)
+	}
+	first := clk.Now()
+	clk.SetTime(first.Add(5 * time.Second)) // still fresh: no new call, same answer
+	calls := api.calls.Load()
+	if obs, _ = v.ByID(ctx, id(2)); obs.AbsentChecks != 1 || api.calls.Load() != calls {
+		t.Fatalf("fresh miss re-asked EC2: %+v", obs)
+	}
+	clk.SetTime(first.Add(11 * time.Second))
+	if obs, _ = v.ByID(ctx, id(2)); obs.AbsentChecks != 2 || !obs.AbsentSince.Equal(first) {
+		t.Fatalf("second miss: %+v", obs)
+	}
+	// The instance appears (eventual consistency): absence is forgotten.
+	api.add(id(2), name(2), "pending", false)
+	clk.SetTime(first.Add(22 * time.Second))
+	if obs, _ = v.ByID(ctx, id(2)); obs.Instance == nil || !obs.AbsentSince.IsZero() || obs.AbsentChecks != 0 {
+		t.Fatalf("after appearing: %+v", obs)
+	}
+}
+
+func TestByNameSkipsTerminatedAndRemembersMisses(t *testing.T) {
+	api := &fakeEC2{}
+	api.add(id(1), name(1), "terminated", false)
+	api.add(id(2), name(1), "running", false) // the name was reused
+	v := New(api, Options{VPCID: "vpc-1", BatchWindow: time.Millisecond})
+	ctx := context.Background()
+	inst, err := v.ByName(ctx, name(1))
+	if err != nil || inst.ID != id(2) {
+		t.Fatalf("ByName = %+v, %v; want %s", inst, err, id(2))
+	}
+	if _, err := v.ByName(ctx, name(9)); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ByName(unknown) error = %v, want ErrNotFound", err)
+	}
+	calls := api.calls.Load()
+	if _, err := v.ByName(ctx, name(9)); !errors.Is(err, ErrNotFound) || api.calls.Load() != calls {
+		t.Fatalf("a fresh miss asked EC2 again (calls %d -> %d)", calls, api.calls.Load())
+	}
+}
+
+func TestConcurrentAccessIsRaceFree(t *testing.T) {
+	api := &fakeEC2{}
+	for n := range 50 {
+		api.add(id(n), name(n), "running", n%2 == 0)
+	}
+	clk := clocktesting.NewFakePassiveClock(time.Unix(0, 0))
+	v := New(api, Options{ClusterFilters: clusterFilters, MaxAge: time.Second, BatchWindow: time.Millisecond, Clock: clk})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for n := range 200 {
+				if w == 0 && n%20 == 0 {
+					clk.SetTime(clk.Now().Add(time.Second))
+				}
+				_, _ = v.ByID(context.Background(), id(n%60))
+				_, _ = v.ByName(context.Background(), name(n%60))
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,96 @@
+package testbed
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// EnvBinDir names the environment variable that overrides the binary folder.
+const EnvBinDir = "TESTBED_BIN"
+
+// BuildHint tells how to produce the binaries.
+const BuildHint = "run hack/build-testbed.sh (or make testbed)"
+
+// Binary names expected in BinDir.
+const (
+	APIServerBinary = "kube-apiserver"
+	EtcdBinary      = "etcd"
+)
+
+// MissingBinariesError reports that the test bed binaries are not available.
+type MissingBinariesError struct {
+	Reason string // e.g. "/repo/_output/testbed/bin/kube-apiserver not found"
+}
+
+func (e *MissingBinariesError) Error() string {
+	return "testbed: " + e.Reason + "; " + BuildHint
+}
+
+// IsMissingBinaries reports whether err says the binaries are missing.
+func IsMissingBinaries(err error) bool {
+	var m *MissingBinariesError
+	return errors.As(err, &m)
+}
+
+// BinDir returns the folder holding kube-apiserver and etcd: $TESTBED_BIN if
+// set, else <repo root>/_output/testbed/bin, where the repo root is the first
+// folder holding a go.mod found by walking up from the working directory (and,
+// failing that, from this source file). The error, a *MissingBinariesError
+// when a binary is absent, says how to build them.
+func BinDir() (string, error) {
+	dir := os.Getenv(EnvBinDir)
+	if dir == "" {
+		root, err := repoRoot()
+		if err != nil {
+			return "", &MissingBinariesError{Reason: err.Error() + " (set $" + EnvBinDir + ")"}
+		}
+		dir = filepath.Join(root, "_output", "testbed", "bin")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, name := range []string{APIServerBinary, EtcdBinary} {
+		p := filepath.Join(abs, name)
+		st, err := os.Stat(p)
+		switch {
+		case err != nil:
+			return "", &MissingBinariesError{Reason: p + " not found"}
+		case st.IsDir() || st.Mode().Perm()&0o111 == 0:
+			return "", &MissingBinariesError{Reason: p + " is not an executable file"}
+		}
+	}
+	return abs, nil
+}
+
+func repoRoot() (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		starts = append(starts, filepath.Dir(file))
+	}
+	for _, d := range starts {
+		if root, ok := findUp(d, "go.mod"); ok {
+			return root, nil
+		}
+	}
+	return "", fmt.Errorf("no go.mod found above %v", starts)
+}
+
+func findUp(dir, name string) (string, bool) {
+	for {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && !st.IsDir() {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,229 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Options configures Start. The zero value is valid.
+type Options struct {
+	// Dir is the state folder (certificates, etcd data, logs, kubeconfig).
+	// Empty: a new folder from os.MkdirTemp, removed by Stop. A folder given
+	// here belongs to the caller and is kept (handy for reading logs).
+	Dir string
+	// ExtraAPIServerFlags are appended to kube-apiserver's command line.
+	ExtraAPIServerFlags []string
+	// AuditPolicy, if set, is written to Dir/audit-policy.yaml and enables
+	// the audit log at Dir/audit.log (JSON lines, blocking mode).
+	AuditPolicy []byte
+}
+
+// ControlPlane is a running etcd + kube-apiserver.
+type ControlPlane struct {
+	// Config is the admin client configuration: client certificate with
+	// O=system:masters, QPS 1000, burst 2000. Copy it (rest.CopyConfig)
+	// before changing it.
+	Config *rest.Config
+	// URL is the apiserver's https URL on 127.0.0.1.
+	URL string
+	// Dir is the state folder.
+	Dir string
+	// KubeconfigPath is a kubeconfig file for the admin, with certificates
+	// embedded, usable by kubectl or a CCM subprocess.
+	KubeconfigPath string
+	// AuditLogPath is the audit log, empty unless Options.AuditPolicy is set.
+	AuditLogPath string
+	// StartupTime is how long Start took, from its call to /readyz = ok.
+	StartupTime time.Duration
+
+	etcd      *etcdProc
+	apiserver *apiServerProc
+	removeDir bool
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start starts etcd and kube-apiserver from BinDir on free loopback ports and
+// returns when /readyz answers ok (polled with backoff, at most ReadyTimeout).
+// On failure nothing is left running and the error holds the tail of the
+// logs.
+func Start(ctx context.Context, opts Options) (_ *ControlPlane, retErr error) {
+	begin := time.Now()
+	binDir, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	c := &ControlPlane{Dir: opts.Dir}
+	if c.Dir == "" {
+		if c.Dir, err = os.MkdirTemp("", "testbed-"); err != nil {
+			return nil, err
+		}
+		c.removeDir = true
+	} else if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	if c.Dir, err = filepath.Abs(c.Dir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if retErr != nil {
+			_ = c.Stop()
+			retErr = fmt.Errorf("testbed: start control plane: %w", retErr)
+		}
+	}()
+
+	p, err := newPKI(filepath.Join(c.Dir, "pki"))
+	if err != nil {
+		return nil, fmt.Errorf("certificates: %w", err)
+	}
+	var auditPolicyFile string
+	if len(opts.AuditPolicy) > 0 {
+		auditPolicyFile = filepath.Join(c.Dir, "audit-policy.yaml")
+		if err := writeFile(auditPolicyFile, opts.AuditPolicy); err != nil {
+			return nil, err
+		}
+		c.AuditLogPath = filepath.Join(c.Dir, "audit.log")
+	}
+
+	if c.etcd, err = startEtcd(ctx, binDir, c.Dir); err != nil {
+		return nil, err
+	}
+	c.apiserver, err = startAPIServer(ctx, binDir, c.Dir, c.etcd.clientURL, p, auditPolicyFile, c.AuditLogPath, opts.ExtraAPIServerFlags)
+	if err != nil {
+		if c.etcd.exited() {
+			err = fmt.Errorf("%w\n%s\n--- tail of %s ---\n%s", err, c.etcd.describeExit(), c.etcd.logPath, logTail(c.etcd.logPath, logTailBytes))
+		}
+		return nil, err
+	}
+	c.URL = c.apiserver.url
+	c.Config = c.apiserver.config
+	c.KubeconfigPath = filepath.Join(c.Dir, "admin.kubeconfig")
+	if err := c.WriteKubeconfig(c.KubeconfigPath, c.Config); err != nil {
+		return nil, err
+	}
+	c.StartupTime = time.Since(begin)
+	return c, nil
+}
+
+// Stop stops kube-apiserver, then etcd (SIGTERM to each process group, then
+// SIGKILL after a short grace), waits for both, and removes Dir if Start
+// created it. It is safe to call more than once; later calls return the
+// first call's result.
+func (c *ControlPlane) Stop() error {
+	if c == nil {
+		return nil
+	}
+	c.stopOnce.Do(func() {
+		var errs []error
+		if c.apiserver != nil {
+			errs = append(errs, c.apiserver.stop(5*time.Second))
+		}
+		if c.etcd != nil {
+			errs = append(errs, c.etcd.stop(5*time.Second))
+		}
+		if c.removeDir && c.Dir != "" {
+			errs = append(errs, os.RemoveAll(c.Dir))
+		}
+		c.stopErr = errors.Join(errs...)
+	})
+	return c.stopErr
+}
+
+// pids returns the process IDs of the apiserver and etcd (for tests).
+func (c *ControlPlane) pids() []int {
+	var out []int
+	if c.apiserver != nil {
+		out = append(out, c.apiserver.pid())
+	}
+	if c.etcd != nil {
+		out = append(out, c.etcd.pid())
+	}
+	return out
+}
+
+// ServiceAccountConfig creates the namespace and the ServiceAccount if they
+// are missing, issues a 1-hour token through the TokenRequest API, and
+// returns a client configuration that authenticates as that ServiceAccount
+// (it has no permissions beyond the defaults until RBAC grants some).
+func (c *ControlPlane) ServiceAccountConfig(ctx context.Context, namespace, name string) (*rest.Config, error) {
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create namespace %s: %w", namespace, err)
+	}
+	_, err = cs.CoreV1().ServiceAccounts(namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create serviceaccount %s/%s: %w", namespace, name, err)
+	}
+	expiry := int64(3600)
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("token for serviceaccount %s/%s: %w", namespace, name, err)
+	}
+	return &rest.Config{
+		Host:            c.URL,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.Config.CAData},
+		BearerToken:     tr.Status.Token,
+		QPS:             c.Config.QPS,
+		Burst:           c.Config.Burst,
+	}, nil
+}
+
+// WriteKubeconfig writes a kubeconfig file (mode 0600, parent folders
+// created) with one cluster, user and current context taken from cfg:
+// server, CA, client certificate and key, bearer token or token file. Data
+// fields are embedded; file fields are referenced by path.
+func (c *ControlPlane) WriteKubeconfig(path string, cfg *rest.Config) error {
+	if cfg == nil {
+		return errors.New("testbed: WriteKubeconfig: nil config")
+	}
+	const name = "testbed"
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[name] = &clientcmdapi.Cluster{
+		Server:                   cfg.Host,
+		CertificateAuthority:     cfg.CAFile,
+		CertificateAuthorityData: cfg.CAData,
+		InsecureSkipTLSVerify:    cfg.Insecure,
+		TLSServerName:            cfg.ServerName,
+	}
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{
+		ClientCertificate:     cfg.CertFile,
+		ClientCertificateData: cfg.CertData,
+		ClientKey:             cfg.KeyFile,
+		ClientKeyData:         cfg.KeyData,
+		Token:                 cfg.BearerToken,
+		TokenFile:             cfg.BearerTokenFile,
+		Impersonate:           cfg.Impersonate.UserName,
+		ImpersonateUID:        cfg.Impersonate.UID,
+		ImpersonateGroups:     cfg.Impersonate.Groups,
+		ImpersonateUserExtra:  cfg.Impersonate.Extra,
+		Username:              cfg.Username,
+		Password:              cfg.Password,
+	}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: metav1.NamespaceDefault}
+	kc.CurrentContext = name
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return clientcmd.WriteToFile(*kc, path)
+}

@@ -1,0 +1,102 @@
+package testbed
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+)
+
+// The control plane shared by the tests of one package (set up by Main).
+var (
+	sharedMu   sync.Mutex
+	shared     *ControlPlane
+	skipReason string
+	mainRan    bool
+)
+
+// Main runs a test package against one shared control plane; call it from
+// TestMain and pass the result to os.Exit:
+//
+//	func TestMain(m *testing.M) { os.Exit(testbed.Main(m, nil)) }
+//
+// If the binaries are missing, it fails (returns 1) when $CI is non-empty;
+// otherwise it prints "testbed: SKIP integration tests: <reason>; run
+// hack/build-testbed.sh" and runs the tests, and Get skips those that need
+// the control plane. If the control plane fails to start or setup returns an
+// error, it returns 1 without running the tests. The control plane is
+// always stopped before Main returns.
+func Main(m *testing.M, setup func(cp *ControlPlane) error) int {
+	sharedMu.Lock()
+	mainRan = true
+	sharedMu.Unlock()
+
+	if _, err := BinDir(); err != nil {
+		reason := err.Error()
+		if mb, ok := err.(*MissingBinariesError); ok {
+			reason = mb.Reason
+		}
+		if os.Getenv("CI") != "" {
+			fmt.Fprintf(os.Stderr, "testbed: FAIL: integration tests need the control-plane binaries and CI is set: %s; run hack/build-testbed.sh\n", reason)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "testbed: SKIP integration tests: %s; run hack/build-testbed.sh\n", reason)
+		sharedMu.Lock()
+		skipReason = reason
+		sharedMu.Unlock()
+		return m.Run()
+	}
+
+	cp, err := Start(context.Background(), Options{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testbed: FAIL: %v\n", err)
+		return 1
+	}
+	defer func() {
+		sharedMu.Lock()
+		shared = nil
+		sharedMu.Unlock()
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "testbed: stop control plane: %v\n", err)
+		}
+	}()
+	if !flag.Parsed() {
+		flag.Parse() // for testing.Verbose; m.Run accepts parsed flags
+	}
+	if testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "testbed: control plane ready at %s in %s (state in %s)\n", cp.URL, cp.StartupTime.Round(1e6), cp.Dir)
+	}
+	if setup != nil {
+		if err := setup(cp); err != nil {
+			fmt.Fprintf(os.Stderr, "testbed: FAIL: setup: %v\n", err)
+			return 1
+		}
+	}
+	sharedMu.Lock()
+	shared = cp
+	sharedMu.Unlock()
+	return m.Run()
+}
+
+// Get returns the control plane started by Main. When Main found no
+// binaries (possible only with $CI unset), it skips the test instead. Calling
+// Get in a package whose TestMain does not use Main fails the test.
+func Get(t testing.TB) *ControlPlane {
+	t.Helper()
+	sharedMu.Lock()
+	cp, reason, ran := shared, skipReason, mainRan
+	sharedMu.Unlock()
+	switch {
+	case cp != nil:
+		return cp
+	case reason != "":
+		t.Skipf("testbed: SKIP integration tests: %s; run hack/build-testbed.sh", reason)
+	case !ran:
+		t.Fatal("testbed.Get: TestMain must call testbed.Main")
+	default:
+		t.Fatal("testbed.Get: no control plane (called after Main returned?)")
+	}
+	return nil
+}

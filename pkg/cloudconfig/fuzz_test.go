@@ -1,0 +1,64 @@
+package cloudconfig
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// FuzzParse checks that no input makes Parse, Default, Validate, Warnings,
+// the accessors or Render panic, and that every file Parse accepts comes back
+// unchanged through Render, before and after Default.
+func FuzzParse(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.conf"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("[Global]\nZone = \"a\\\"b\"\n[ServiceOverride \"x\\\\y\"]\nService = ec2\n"))
+	f.Add([]byte("[Global]\nRegion = a \\\n b\n"))
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data)
+		if err != nil {
+			if c != nil {
+				t.Fatalf("Parse returned a config and an error: %v", err)
+			}
+			return
+		}
+		roundTrip(t, c)
+
+		c.Default()
+		_ = c.Validate()
+		_ = c.Warnings()
+		_ = c.ClusterID()
+		_, _ = c.RegionFromConfig()
+		_ = c.OffEC2()
+		for _, s := range knownServices {
+			_, _, _, _ = c.Endpoint(s, c.Global.Region)
+		}
+		roundTrip(t, c)
+	})
+}
+
+func roundTrip(t *testing.T, c *Config) {
+	t.Helper()
+	out, err := Render(c)
+	if err != nil {
+		t.Fatalf("Render of a parsed config failed: %v", err)
+	}
+	back, err := Parse(out)
+	if err != nil {
+		t.Fatalf("Parse(Render(c)) failed: %v\nrendered:\n%q", err, out)
+	}
+	if got, want := normalised(back), normalised(c); !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip changed the config:\n got %#v\nwant %#v\nrendered:\n%q", got, want, out)
+	}
+}

@@ -1,0 +1,49 @@
+// Package awsemu is a wire-level AWS emulator for integration tests,
+// benchmarks and demos of the cloud controller manager.
+//
+// A Server is one http.Handler that speaks the real AWS protocols, so the
+// real aws-sdk-go-v2 clients run unchanged against it: SigV4 signing,
+// retries, pagination and error decoding are all exercised.
+//
+//   - EC2 (ec2query, Version 2016-11-15): DescribeInstances,
+//     DescribeAvailabilityZones, DescribeSubnets, DescribeSecurityGroups,
+//     DescribeRouteTables, DescribeVpcs, CreateTags, DeleteTags.
+//   - STS (awsQuery, Version 2011-06-15): GetCallerIdentity, AssumeRole.
+//   - IMDSv2 under /latest/: token flow and the metadata paths the CCM and
+//     the SDK read (instance-id, placement, local-ipv4, macs, the instance
+//     identity document, ...).
+//
+// API requests are form POSTs to "/". The service is taken from the SigV4
+// credential scope of the Authorization header (signatures are not
+// verified) and the operation from the Action parameter. Service names used
+// by call accounting and fault injection are those signing names ("ec2",
+// "sts") plus "imds" for the metadata service, whose action is the path
+// below /latest/ (for example "api/token" or "meta-data/instance-id").
+//
+// State is an in-memory model seeded from a Fixture (Go literal or YAML file
+// via LoadFixture) and changed through the Go API (AddInstance,
+// SetInstanceState, ...) or through mutating API calls (CreateTags, ...).
+// Faults (throttling, 5xx, latency) are injected with InjectFault, EC2
+// eventual consistency is modelled with SetVisibilityDelay, and every
+// request is counted (Calls, CallCounts).
+//
+// Pointing a client at the emulator needs no code in the client:
+//
+//	srv, url, stop, err := awsemu.Start(fixture)
+//	defer stop()
+//	cfg, _ := config.LoadDefaultConfig(ctx,
+//		config.WithRegion("us-east-1"),
+//		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")))
+//	client := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = aws.String(url) })
+//	meta := imds.New(imds.Options{Endpoint: url})
+//
+// Out of process, the same endpoints are reached through AWS_ENDPOINT_URL_EC2,
+// AWS_ENDPOINT_URL_STS and AWS_EC2_METADATA_SERVICE_ENDPOINT; the
+// cmd/aws-emulator command serves a fixture file on 127.0.0.1.
+//
+// Adding a service is one file: a type implementing the unexported service
+// interface (see server.go) plus one line in builtinServices. ELB classic
+// (2012-06-01) and ELBv2 (2015-12-01) share the signing name
+// "elasticloadbalancing"; the router tells them apart by the Version
+// parameter.
+package awsemu
