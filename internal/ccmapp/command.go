@@ -1,0 +1,93 @@
+package ccmapp
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/cloud-provider/app"
+	cloudcontrollerconfig "k8s.io/cloud-provider/app/config"
+	"k8s.io/cloud-provider/names"
+	"k8s.io/cloud-provider/options"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
+
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
+)
+
+// Options customise the command for tests.
+type Options struct {
+	// Stop ends the controllers; nil runs until the process exits.
+	Stop <-chan struct{}
+	// OnCloudError is called when the provider cannot start. The default
+	// prints the error and exits 1: the library's initializer cannot return
+	// an error, and a CCM without a cloud must not run.
+	OnCloudError func(error)
+	// Registerer receives the AWS API metrics (default: the legacy registry
+	// served on /metrics).
+	Registerer awsapi.Registerer
+	// Ready is called with the provider once it is built.
+	Ready func(*awsapi.Metrics, *awscloud.Cloud)
+}
+
+// legacyRegisterer adapts the component-base legacy registry.
+type legacyRegisterer struct{}
+
+func (legacyRegisterer) MustRegister(cs ...metrics.Registerable) { legacyregistry.MustRegister(cs...) }
+
+// NewCommand returns the aws-cloud-controller-manager command.
+func NewCommand(o Options) (*cobra.Command, error) {
+	ccmOptions, err := options.NewCloudControllerManagerOptions()
+	if err != nil {
+		return nil, fmt.Errorf("build controller-manager options: %w", err)
+	}
+	// Default the provider name so --cloud-provider may be left out, as
+	// upstream allows; any other name is refused in the initializer.
+	ccmOptions.KubeCloudShared.CloudProvider.Name = awscloud.ProviderName
+
+	flags := awscloud.NewFlags()
+	fss := cliflag.NamedFlagSets{}
+	flags.AddFlags(fss.FlagSet("aws"))
+
+	if o.OnCloudError == nil {
+		o.OnCloudError = func(err error) {
+			fmt.Fprintf(os.Stderr, "aws-cloud-controller-manager: cannot start the AWS cloud provider:\n%v\n", err)
+			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+		}
+	}
+	if o.Registerer == nil {
+		o.Registerer = legacyRegisterer{}
+	}
+	stop := o.Stop
+	if stop == nil {
+		stop = make(chan struct{})
+	}
+	initializer := func(c *cloudcontrollerconfig.CompletedConfig) cloudprovider.Interface {
+		shared := c.ComponentConfig.KubeCloudShared.CloudProvider
+		if shared.Name != awscloud.ProviderName {
+			o.OnCloudError(fmt.Errorf("--cloud-provider=%q: this binary only serves %q", shared.Name, awscloud.ProviderName))
+			return nil
+		}
+		m := awsapi.NewMetrics(o.Registerer)
+		cloud, err := awscloud.New(context.Background(), awscloud.Config{CloudConfigPath: shared.CloudConfigFile, Flags: flags, Metrics: m})
+		if err != nil {
+			o.OnCloudError(err)
+			return nil
+		}
+		if o.Ready != nil {
+			o.Ready(m, cloud)
+		}
+		return cloud
+	}
+	cmd := app.NewCloudControllerManagerCommand(ccmOptions, initializer, app.DefaultInitFuncConstructors, names.CCMControllerAliases(), fss, stop)
+	cmd.Use = "aws-cloud-controller-manager"
+	cmd.Long = `aws-cloud-controller-manager runs the Kubernetes cloud controllers for AWS:
+it initializes Nodes (providerID, addresses, zone and instance-type labels),
+removes Nodes whose instances are gone, and taints stopped ones.`
+	return cmd, nil
+}

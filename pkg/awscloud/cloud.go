@@ -1,0 +1,193 @@
+package awscloud
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/instances"
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+	"github.com/awsccmctl/awsccmctl/pkg/providerid"
+)
+
+// Flags are the provider's own command-line settings (the "aws" flag set).
+type Flags struct {
+	// InstanceCacheMaxAge is how long an instance observation answers.
+	InstanceCacheMaxAge time.Duration
+	// AbsenceGracePeriod is how long an instance must be missing from
+	// successful lookups before its Node may be deleted.
+	AbsenceGracePeriod time.Duration
+}
+
+// DefaultAbsenceGracePeriod covers EC2's eventual consistency for new
+// instances with a wide margin (AWS's own tagging controller waits 5 min).
+const DefaultAbsenceGracePeriod = 5 * time.Minute
+
+// NewFlags returns the defaults.
+func NewFlags() *Flags {
+	return &Flags{InstanceCacheMaxAge: instances.DefaultMaxAge, AbsenceGracePeriod: DefaultAbsenceGracePeriod}
+}
+
+// AddFlags registers the flags.
+func (f *Flags) AddFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&f.InstanceCacheMaxAge, "aws-instance-cache-max-age", f.InstanceCacheMaxAge,
+		"How long an EC2 instance observation is reused by every controller before EC2 is asked again.")
+	fs.DurationVar(&f.AbsenceGracePeriod, "aws-instance-absence-grace-period", f.AbsenceGracePeriod,
+		"How long an instance must be missing from successful EC2 lookups (seen missing at least twice) before its Node may be deleted. Covers EC2's eventual consistency for new instances.")
+}
+
+// Validate checks the flags.
+func (f *Flags) Validate() error {
+	if f.InstanceCacheMaxAge <= 0 {
+		return fmt.Errorf("--aws-instance-cache-max-age must be positive, got %s", f.InstanceCacheMaxAge)
+	}
+	if f.AbsenceGracePeriod < f.InstanceCacheMaxAge {
+		return fmt.Errorf("--aws-instance-absence-grace-period (%s) must be at least --aws-instance-cache-max-age (%s)", f.AbsenceGracePeriod, f.InstanceCacheMaxAge)
+	}
+	return nil
+}
+
+// Config is what New needs.
+type Config struct {
+	// CloudConfigPath is --cloud-config; empty means no file.
+	CloudConfigPath string
+	Flags           *Flags
+	// Metrics records AWS calls; nil records nothing.
+	Metrics *awsapi.Metrics
+	Clock   clock.PassiveClock
+}
+
+// Cloud is the AWS cloudprovider.Interface.
+type Cloud struct {
+	cfg    *cloudconfig.Config
+	env    environment
+	flags  Flags
+	clock  clock.PassiveClock
+	view   *instances.View
+	zones  *zoneIDs
+	events record.EventRecorder
+	nodes  corelisters.NodeLister
+}
+
+var _ cloudprovider.Interface = (*Cloud)(nil)
+
+// New loads the cloud config, finds region, VPC and cluster ID, and builds
+// the AWS clients. Its errors name what is wrong and how to fix it.
+func New(ctx context.Context, c Config) (*Cloud, error) {
+	flags := c.Flags
+	if flags == nil {
+		flags = NewFlags()
+	}
+	if err := flags.Validate(); err != nil {
+		return nil, err
+	}
+	if c.CloudConfigPath == "" {
+		klog.InfoS("No --cloud-config given; region, VPC and cluster ID come from IMDS and the CCM's own instance")
+	}
+	cc, err := cloudconfig.Load(c.CloudConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range cc.Warnings() {
+		klog.InfoS("Cloud config warning", "warning", w)
+	}
+	env, clients, err := resolveEnvironment(ctx, cc, awsapi.Options{CloudConfig: cc, Metrics: c.Metrics})
+	if err != nil {
+		return nil, err
+	}
+	clk := c.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	cloud := &Cloud{cfg: cc, env: env, flags: *flags, clock: clk, events: &record.FakeRecorder{}}
+	cloud.view = instances.New(clients.EC2, instances.Options{
+		ClusterFilters: clusterFilters(env),
+		VPCID:          env.VPCID,
+		MaxAge:         flags.InstanceCacheMaxAge,
+		Candidates:     cloud.candidates,
+		Clock:          clk,
+	})
+	cloud.zones = newZoneIDs(clients.EC2, clk)
+	klog.InfoS("AWS cloud provider ready", "region", env.Region, "vpc", env.VPCID, "clusterID", env.ClusterID,
+		"legacyClusterTag", env.Legacy, "instanceCacheMaxAge", flags.InstanceCacheMaxAge, "absenceGracePeriod", flags.AbsenceGracePeriod)
+	return cloud, nil
+}
+
+// Initialize starts the Node informer the instance view draws candidates
+// from, and the event recorder for Warning events on Nodes.
+func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	client, err := clientBuilder.Client("aws-cloud-provider")
+	if err != nil {
+		klog.ErrorS(err, "Cannot build a Kubernetes client for the AWS provider; Node events and lookup prefetching are off")
+		return
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(context.Background()))
+	broadcaster.StartStructuredLogging(3)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	host, _ := os.Hostname()
+	c.events = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "aws-cloud-controller-manager", Host: host})
+	go func() { <-stop; broadcaster.Shutdown() }()
+
+	factory := informers.NewSharedInformerFactory(client, 0)
+	c.nodes = factory.Core().V1().Nodes().Lister()
+	factory.Start(stop)
+}
+
+// candidates lists what the cluster's Nodes will ask the view about.
+func (c *Cloud) candidates() instances.Candidates {
+	var out instances.Candidates
+	if c.nodes == nil {
+		return out
+	}
+	nodes, err := c.nodes.List(labels.Everything())
+	if err != nil {
+		return out
+	}
+	for _, n := range nodes {
+		if n.Spec.ProviderID != "" {
+			if id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
+				out.IDs = append(out.IDs, id.InstanceID)
+			}
+			continue
+		}
+		if id, ok := providerid.InstanceIDFromNodeName(n.Name); ok {
+			out.IDs = append(out.IDs, id)
+			continue
+		}
+		out.Names = append(out.Names, n.Name)
+	}
+	return out
+}
+
+// ProviderName returns "aws".
+func (c *Cloud) ProviderName() string { return ProviderName }
+
+// HasClusterID is true: New fails without one.
+func (c *Cloud) HasClusterID() bool { return c.env.ClusterID != "" }
+
+// InstancesV2 is the instances facet every node controller uses.
+func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return &instancesV2{c}, true }
+
+// Instances (v1) is not offered: InstancesV2 supersedes it and costs fewer calls.
+func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
+
+// Zones answers from the same instance view; with InstancesV2 the
+// controllers do not call it, but other consumers of the interface may.
+func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return zonesFacet{c}, true }
+
+// Clusters is not offered.
+func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }

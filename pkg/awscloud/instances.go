@@ -1,0 +1,133 @@
+package awscloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+
+	"github.com/awsccmctl/awsccmctl/internal/instances"
+	"github.com/awsccmctl/awsccmctl/pkg/providerid"
+)
+
+// instancesV2 implements cloudprovider.InstancesV2 on the shared view.
+type instancesV2 struct{ c *Cloud }
+
+// unresolvableError means the CCM cannot tell which instance a Node is. It
+// is never read as "the instance does not exist".
+type unresolvableError struct{ msg string }
+
+func (e *unresolvableError) Error() string { return e.msg }
+
+// instanceID finds the instance ID of node: spec.providerID first, then a
+// resource-based name (i-...), then the private DNS name.
+func (i *instancesV2) instanceID(ctx context.Context, node *v1.Node) (string, error) {
+	if node.Spec.ProviderID != "" {
+		id, err := providerid.Parse(node.Spec.ProviderID)
+		if err != nil {
+			i.c.events.Eventf(node, v1.EventTypeWarning, ReasonInvalidProviderID,
+				"spec.providerID is not an AWS providerID: %v. Fix the kubelet's --provider-id (aws:///<zone>/<instance-id>) and re-register the Node.", err)
+			return "", &unresolvableError{msg: fmt.Sprintf("node %s: %v", node.Name, err)}
+		}
+		return id.InstanceID, nil
+	}
+	if id, ok := providerid.InstanceIDFromNodeName(node.Name); ok {
+		return id, nil
+	}
+	inst, err := i.c.view.ByName(ctx, node.Name)
+	if errors.Is(err, instances.ErrNotFound) {
+		i.c.events.Eventf(node, v1.EventTypeWarning, ReasonNodeNotResolvable,
+			"Node has no spec.providerID and no running EC2 instance in %s has the private DNS name %q. "+
+				"Start the kubelet with --provider-id=aws:///<zone>/<instance-id>, or with --hostname-override set to the instance's private DNS name "+
+				"(custom DHCP option sets change the hostname).", i.c.env.VPCID, node.Name)
+		return "", &unresolvableError{msg: fmt.Sprintf("node %s has no providerID and no instance in VPC %s has that private DNS name", node.Name, i.c.env.VPCID)}
+	}
+	if err != nil {
+		return "", err
+	}
+	return inst.ID, nil
+}
+
+// InstanceMetadata returns providerID, type, zone, region, addresses and the
+// zone-ID label of the node's instance.
+func (i *instancesV2) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
+	id, err := i.instanceID(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := i.c.view.ByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	inst := obs.Instance
+	if inst == nil {
+		i.c.events.Eventf(node, v1.EventTypeWarning, ReasonInstanceNotFound,
+			"EC2 instance %s is not found in region %s (missing since %s). If it was just launched, EC2 may not show it yet; otherwise check the providerID and the region.",
+			id, i.c.env.Region, obs.AbsentSince.UTC().Format("15:04:05Z"))
+		return nil, fmt.Errorf("instance %s of node %s: %w", id, node.Name, cloudprovider.InstanceNotFound)
+	}
+	if inst.Terminated() {
+		return nil, fmt.Errorf("instance %s of node %s is terminated", id, node.Name)
+	}
+	zoneID, err := i.c.zones.ID(ctx, inst.Zone)
+	if err != nil {
+		return nil, err
+	}
+	return &cloudprovider.InstanceMetadata{
+		ProviderID:       providerid.Format(inst.Zone, inst.ID),
+		InstanceType:     inst.Type,
+		NodeAddresses:    nodeAddresses(inst, i.c.cfg.Global.NodeIPFamilies),
+		Zone:             inst.Zone,
+		Region:           i.c.env.Region,
+		AdditionalLabels: map[string]string{ZoneIDLabel: zoneID},
+	}, nil
+}
+
+// InstanceExists says false only on positive evidence: the instance is
+// terminated, or successful lookups have missed it at least twice over the
+// absence grace period. Errors, throttles and timeouts return an error, so
+// the lifecycle controller never deletes a Node because AWS was unreachable.
+func (i *instancesV2) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
+	id, err := i.instanceID(ctx, node)
+	if err != nil {
+		return false, err
+	}
+	obs, err := i.c.view.ByID(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if obs.Instance != nil {
+		if obs.Instance.Terminated() {
+			klog.InfoS("Instance is terminated; the Node may be deleted", "node", klog.KObj(node), "instance", id)
+			return false, nil
+		}
+		return true, nil
+	}
+	missingFor := obs.ObservedAt.Sub(obs.AbsentSince)
+	if obs.AbsentChecks >= 2 && missingFor >= i.c.flags.AbsenceGracePeriod {
+		klog.InfoS("Instance has been missing from EC2 past the grace period; the Node may be deleted",
+			"node", klog.KObj(node), "instance", id, "missingFor", missingFor, "checks", obs.AbsentChecks)
+		i.c.events.Eventf(node, v1.EventTypeWarning, ReasonInstanceAbsent,
+			"EC2 instance %s has been missing from EC2 for %s (%d lookups); the Node is treated as deleted.", id, missingFor.Round(1e9), obs.AbsentChecks)
+		return false, nil
+	}
+	klog.V(2).InfoS("Instance missing from EC2 but within the grace period; keeping the Node",
+		"node", klog.KObj(node), "instance", id, "missingFor", missingFor, "gracePeriod", i.c.flags.AbsenceGracePeriod)
+	return true, nil
+}
+
+// InstanceShutdown is true for stopped and stopping instances.
+func (i *instancesV2) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
+	id, err := i.instanceID(ctx, node)
+	if err != nil {
+		return false, err
+	}
+	obs, err := i.c.view.ByID(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return obs.Instance != nil && obs.Instance.ShutDown(), nil
+}
