@@ -3,12 +3,12 @@ package awsapi
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
@@ -53,12 +53,14 @@ func (o Options) apiOptions() []func(*middleware.Stack) error {
 	return fns
 }
 
-func (o Options) httpClient() *http.Client {
+// httpClient is the SDK's own buildable client (so AWS_CA_BUNDLE still
+// applies) with the attempt timeout.
+func (o Options) httpClient() *awshttp.BuildableClient {
 	timeout := o.HTTPTimeout
 	if timeout == 0 {
 		timeout = DefaultHTTPTimeout
 	}
-	return &http.Client{Timeout: timeout}
+	return awshttp.NewBuildableClient().WithTimeout(timeout)
 }
 
 // loadConfig builds the SDK config: the default credential chain (env,
@@ -83,6 +85,7 @@ func (o Options) loadConfig(ctx context.Context, region string) (aws.Config, err
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("load AWS SDK configuration: %w", err)
 	}
+	cfg.HTTPClient = bufferedBodyClient{inner: cfg.HTTPClient}
 	return cfg, nil
 }
 

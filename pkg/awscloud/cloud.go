@@ -31,6 +31,8 @@ type Flags struct {
 	// AbsenceGracePeriod is how long an instance must be missing from
 	// successful lookups before its Node may be deleted.
 	AbsenceGracePeriod time.Duration
+	// RequestTimeout bounds one AWS HTTP attempt.
+	RequestTimeout time.Duration
 }
 
 // DefaultAbsenceGracePeriod covers EC2's eventual consistency for new
@@ -39,7 +41,7 @@ const DefaultAbsenceGracePeriod = 5 * time.Minute
 
 // NewFlags returns the defaults.
 func NewFlags() *Flags {
-	return &Flags{InstanceCacheMaxAge: instances.DefaultMaxAge, AbsenceGracePeriod: DefaultAbsenceGracePeriod}
+	return &Flags{InstanceCacheMaxAge: instances.DefaultMaxAge, AbsenceGracePeriod: DefaultAbsenceGracePeriod, RequestTimeout: awsapi.DefaultHTTPTimeout}
 }
 
 // AddFlags registers the flags.
@@ -48,12 +50,17 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 		"How long an EC2 instance observation is reused by every controller before EC2 is asked again.")
 	fs.DurationVar(&f.AbsenceGracePeriod, "aws-instance-absence-grace-period", f.AbsenceGracePeriod,
 		"How long an instance must be missing from successful EC2 lookups (seen missing at least twice) before its Node may be deleted. Covers EC2's eventual consistency for new instances.")
+	fs.DurationVar(&f.RequestTimeout, "aws-request-timeout", f.RequestTimeout,
+		"Timeout of one AWS API HTTP attempt; the SDK retries timed-out attempts.")
 }
 
 // Validate checks the flags.
 func (f *Flags) Validate() error {
 	if f.InstanceCacheMaxAge <= 0 {
 		return fmt.Errorf("--aws-instance-cache-max-age must be positive, got %s", f.InstanceCacheMaxAge)
+	}
+	if f.RequestTimeout <= 0 {
+		return fmt.Errorf("--aws-request-timeout must be positive, got %s", f.RequestTimeout)
 	}
 	if f.AbsenceGracePeriod < f.InstanceCacheMaxAge {
 		return fmt.Errorf("--aws-instance-absence-grace-period (%s) must be at least --aws-instance-cache-max-age (%s)", f.AbsenceGracePeriod, f.InstanceCacheMaxAge)
@@ -105,7 +112,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 	for _, w := range cc.Warnings() {
 		klog.InfoS("Cloud config warning", "warning", w)
 	}
-	env, clients, err := resolveEnvironment(ctx, cc, awsapi.Options{CloudConfig: cc, Metrics: c.Metrics})
+	env, clients, err := resolveEnvironment(ctx, cc, awsapi.Options{CloudConfig: cc, Metrics: c.Metrics, HTTPTimeout: flags.RequestTimeout})
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,10 @@
 //	cfg, _ := config.LoadDefaultConfig(ctx,
 //		config.WithRegion("us-east-1"),
 //		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")))
-//	client := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = aws.String(url) })
+//	client := ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+//		o.BaseEndpoint = aws.String(url)
+//		o.HTTPClient = awsemu.HTTPClient() // exact call counts, see SetResponseDelay
+//	})
 //	meta := imds.New(imds.Options{Endpoint: url})
 //
 // Out of process, the same endpoints are reached through AWS_ENDPOINT_URL_EC2,

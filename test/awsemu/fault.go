@@ -133,10 +133,11 @@ func faultError(f *Fault) *apiError {
 	return newAPIError(status, code, "awsemu: injected fault")
 }
 
-// applyFault runs the faults for one request. ok is false when the client
-// cancelled during injected latency and nothing should be written.
-func (s *Server) applyFault(ctx context.Context, service, action string) (apiErr *apiError, ok bool) {
+// applyFault runs the faults for one request after waiting base. ok is false
+// when the client cancelled while waiting and nothing should be written.
+func (s *Server) applyFault(ctx context.Context, service, action string, base time.Duration) (apiErr *apiError, ok bool) {
 	latency, apiErr := s.pickFault(service, action)
+	latency += base
 	if latency > 0 {
 		t := time.NewTimer(latency)
 		defer t.Stop()

@@ -63,12 +63,20 @@ func sdkConfig(t testing.TB) aws.Config {
 	return cfg
 }
 
+// ec2Client and stsClient set HTTPClient per client: config.WithHTTPClient
+// with a non-SDK client fails in LoadDefaultConfig when AWS_CA_BUNDLE is set.
 func ec2Client(t testing.TB, url string) *ec2.Client {
-	return ec2.NewFromConfig(sdkConfig(t), func(o *ec2.Options) { o.BaseEndpoint = aws.String(url) })
+	return ec2.NewFromConfig(sdkConfig(t), func(o *ec2.Options) {
+		o.BaseEndpoint = aws.String(url)
+		o.HTTPClient = HTTPClient()
+	})
 }
 
 func stsClient(t testing.TB, url string) *sts.Client {
-	return sts.NewFromConfig(sdkConfig(t), func(o *sts.Options) { o.BaseEndpoint = aws.String(url) })
+	return sts.NewFromConfig(sdkConfig(t), func(o *sts.Options) {
+		o.BaseEndpoint = aws.String(url)
+		o.HTTPClient = HTTPClient()
+	})
 }
 
 // apiCode returns the smithy API error code of err ("" if none).

@@ -20,7 +20,7 @@ const (
 // serveIMDS answers the instance metadata service; path is below /latest/.
 func (s *Server) serveIMDS(w http.ResponseWriter, r *http.Request, path string) {
 	s.countCall("imds", path)
-	if apiErr, ok := s.applyFault(r.Context(), "imds", path); !ok {
+	if apiErr, ok := s.applyFault(r.Context(), "imds", path, 0); !ok {
 		return
 	} else if apiErr != nil {
 		http.Error(w, apiErr.Code, apiErr.Status)

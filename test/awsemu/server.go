@@ -107,6 +107,7 @@ type Server struct {
 	imdsAvailable   bool
 	imdsTokens      map[string]time.Time
 	idSeq           uint64
+	responseDelay   time.Duration
 
 	ctl         sync.Mutex // guards accounting, faults and the logger
 	calls       map[string]int
@@ -136,6 +137,7 @@ func New(f *Fixture) *Server {
 		zones:         f.Zones,
 		eniOwner:      map[string]string{},
 		imdsAvailable: true,
+		responseDelay: DefaultResponseDelay,
 		imdsTokens:    map[string]time.Time{},
 		calls:         map[string]int{},
 		rng:           rand.New(rand.NewPCG(1, 2)),
@@ -261,7 +263,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) (svcName, acti
 		svcName = "unknown"
 	}
 	s.countCall(svcName, action)
-	if apiErr, ok := s.applyFault(r.Context(), svcName, action); !ok {
+	if apiErr, ok := s.applyFault(r.Context(), svcName, action, s.ResponseDelay()); !ok {
 		return svcName, action // client went away during injected latency
 	} else if apiErr != nil {
 		proto.writeError(w, reqID, apiErr)

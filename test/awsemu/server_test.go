@@ -136,6 +136,23 @@ func TestCallCounts(t *testing.T) {
 	}
 }
 
+// TestHTTPClientExactCounts checks that HTTPClient removes the loopback race
+// (aws-sdk-go-v2#2737) even without the server-side delay: no call is retried.
+func TestHTTPClientExactCounts(t *testing.T) {
+	s, url := demo(t)
+	s.SetResponseDelay(0)
+	client := ec2Client(t, url)
+	const n = 150
+	for i := range n {
+		if _, err := client.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if got := s.Calls("ec2", "DescribeInstances"); got != n {
+		t.Errorf("server counted %d calls for %d SDK calls", got, n)
+	}
+}
+
 // TestRouting posts raw requests for what the SDK clients here cannot send.
 func TestRouting(t *testing.T) {
 	s, base := demo(t)

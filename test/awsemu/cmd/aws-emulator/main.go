@@ -38,6 +38,7 @@ func run() error {
 	imdsInstance := flag.String("imds-instance-id", "", "instance `ID` IMDS answers as (default: fixture's imdsInstanceId, else its first instance)")
 	readyFile := flag.String("ready-file", "", "write the base URL to `path` once listening")
 	visibility := flag.Duration("visibility-delay", 0, "delay before instances added at run time become visible")
+	responseDelay := flag.Duration("response-delay", awsemu.DefaultResponseDelay, "minimum time before answering an API request (see awsemu.Server.SetResponseDelay)")
 	verbose := flag.Bool("v", false, "log every request to stderr")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -59,6 +60,7 @@ func run() error {
 		srv.SetIMDSInstance(*imdsInstance)
 	}
 	srv.SetVisibilityDelay(*visibility)
+	srv.SetResponseDelay(*responseDelay)
 	if *verbose {
 		srv.SetLogOutput(os.Stderr)
 	}

@@ -1,0 +1,45 @@
+// Package exitcode holds awsccmctl's exit codes. They are a contract with
+// bootstrap scripts: documented in docs/reference/exit-codes.md and never
+// renumbered.
+package exitcode
+
+import "errors"
+
+// Exit codes.
+const (
+	// OK: the command did what was asked.
+	OK = 0
+	// Failed: the command ran and found problems (failed checks).
+	Failed = 1
+	// Usage: bad flags, arguments or configuration; nothing was done.
+	Usage = 2
+	// Unreachable: the cluster or AWS could not be reached.
+	Unreachable = 3
+	// Internal: anything else.
+	Internal = 4
+)
+
+// Error carries an exit code with an error.
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// UsageError marks err as a usage error.
+func UsageError(err error) error { return &Error{Code: Usage, Err: err} }
+
+// Of returns the exit code for err: OK for nil, the carried code for an
+// *Error, Internal otherwise.
+func Of(err error) int {
+	if err == nil {
+		return OK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}

@@ -1,0 +1,96 @@
+// Package root builds the awsccmctl root command: global flags, viper
+// configuration (flags > AWSCCMCTL_* environment > config file > defaults)
+// and the subcommands.
+package root
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/cli/versioncmd"
+)
+
+// EnvPrefix prefixes every environment variable awsccmctl reads.
+const EnvPrefix = "AWSCCMCTL"
+
+// Output formats.
+const (
+	OutputText = "text"
+	OutputJSON = "json"
+)
+
+// Streams are where commands write: results to Out, progress and logs to Err.
+type Streams struct {
+	Out, Err io.Writer
+}
+
+// NewCommand returns the root command.
+func NewCommand(streams Streams) *cobra.Command {
+	v := viper.New()
+	var configFile string
+	cmd := &cobra.Command{
+		Use:           "awsccmctl",
+		Short:         "Move Kubernetes clusters on AWS to the external cloud controller manager, and run it",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return loadConfig(v, configFile, cmd.Flags())
+		},
+	}
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.Err)
+	cmd.PersistentFlags().StringVar(&configFile, "config", "", "configuration file (YAML); its keys are the long flag names")
+	cmd.PersistentFlags().StringP("output", "o", OutputText, "output format: text or json")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.UsageError(err) })
+
+	output := func() (string, error) {
+		o := v.GetString("output")
+		if o != OutputText && o != OutputJSON {
+			return "", exitcode.UsageError(fmt.Errorf("--output %q: want %s or %s", o, OutputText, OutputJSON))
+		}
+		return o, nil
+	}
+	cmd.AddCommand(versioncmd.NewCommand(streams.Out, func() (bool, error) {
+		o, err := output()
+		return o == OutputJSON, err
+	}))
+	return cmd
+}
+
+// loadConfig binds every flag to viper so a value comes from, in order, the
+// flag, AWSCCMCTL_<FLAG_NAME>, the config file, then the flag's default;
+// then it writes the winning value back into unset flags so commands read
+// plain flag values.
+func loadConfig(v *viper.Viper, file string, flags *pflag.FlagSet) error {
+	v.SetEnvPrefix(EnvPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	if file != "" {
+		v.SetConfigFile(file)
+		if err := v.ReadInConfig(); err != nil {
+			return exitcode.UsageError(fmt.Errorf("read config file %s: %w", file, err))
+		}
+	}
+	if err := v.BindPFlags(flags); err != nil {
+		return err
+	}
+	var errs []string
+	flags.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || !v.IsSet(f.Name) {
+			return
+		}
+		if err := flags.Set(f.Name, v.GetString(f.Name)); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", f.Name, err))
+		}
+	})
+	if len(errs) > 0 {
+		return exitcode.UsageError(fmt.Errorf("configuration: %s", strings.Join(errs, "; ")))
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package awsemu
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"time"
+)
+
+// DefaultResponseDelay is how long the server holds every API response by
+// default; see SetResponseDelay.
+const DefaultResponseDelay = 100 * time.Microsecond
+
+// SetResponseDelay sets the minimum time between reading an API request and
+// answering it (default DefaultResponseDelay; 0 = answer at once; IMDS is
+// never delayed).
+//
+// The delay works around a client-side race that only shows on a fast
+// loopback server (aws/aws-sdk-go-v2#2737): net/http sends the request body
+// straight to the socket, the answer arrives, the SDK closes the request
+// body, and net/http's final body check then fails and drops the
+// connection, so a successful call reads "use of closed network
+// connection" and is retried (and counted twice). The delay makes this rare
+// for clients out of process; in-process clients avoid it entirely with
+// HTTPClient.
+func (s *Server) SetResponseDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.responseDelay = d
+}
+
+// ResponseDelay returns the delay set by SetResponseDelay.
+func (s *Server) ResponseDelay() time.Duration {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.responseDelay
+}
+
+// HTTPClient returns an HTTP client for SDK clients talking to the
+// emulator in process. It reads each request body into memory before
+// sending, which removes the loopback race described at SetResponseDelay,
+// so call counts are exact. It does not use proxies. Set it per service
+// client:
+//
+//	ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.HTTPClient = awsemu.HTTPClient() })
+//
+// not with config.WithHTTPClient: LoadDefaultConfig rejects HTTP clients
+// other than the SDK's own when AWS_CA_BUNDLE is set.
+func HTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	return &http.Client{Transport: bufferingTransport{base: tr}}
+}
+
+// bufferingTransport replaces a streamed request body with an in-memory
+// copy the SDK cannot close under net/http.
+type bufferingTransport struct{ base http.RoundTripper }
+
+func (t bufferingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return t.base.RoundTrip(r)
+	}
+	b, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	r = r.Clone(r.Context())
+	r.ContentLength = int64(len(b))
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	return t.base.RoundTrip(r)
+}

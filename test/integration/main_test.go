@@ -1,0 +1,142 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/metrics"
+
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/ccmapp"
+	"github.com/awsccmctl/awsccmctl/internal/testbed"
+	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
+	"github.com/awsccmctl/awsccmctl/test/awsemu"
+)
+
+// Timings of the CCM under test: short so the suite is quick, in the same
+// proportions as production (status period > cache age; grace > cache age).
+const (
+	nodeMonitorPeriod  = time.Second
+	statusUpdatePeriod = 5 * time.Second
+	cacheMaxAge        = 2 * time.Second
+	absenceGrace       = 6 * time.Second
+	requestTimeout     = 2 * time.Second
+	clusterID          = "itest"
+	vpcID              = "vpc-0itest0000000001"
+	region             = "us-east-1"
+)
+
+// env is the shared test environment: one control plane, one emulator and
+// one CCM per package run.
+var env struct {
+	cp      *testbed.ControlPlane
+	kube    kubernetes.Interface
+	aws     *awsemu.Server
+	metrics *awsapi.Metrics
+	cloud   *awscloud.Cloud
+	gather  metrics.KubeRegistry
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(testbed.Main(m, setup))
+}
+
+func setup(cp *testbed.ControlPlane) error {
+	env.cp = cp
+	kube, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return err
+	}
+	env.kube = kube
+
+	srv, url, _, err := awsemu.Start(fixture())
+	if err != nil {
+		return fmt.Errorf("start AWS emulator: %w", err)
+	}
+	env.aws = srv
+
+	// The SDK finds the emulator and static credentials through the same
+	// environment variables an operator would set; IMDS is off, as for a
+	// CCM running off EC2.
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL":            url,
+		"AWS_ACCESS_KEY_ID":           "AKIDINTEGRATIONTEST",
+		"AWS_SECRET_ACCESS_KEY":       "integration-test-secret",
+		"AWS_EC2_METADATA_DISABLED":   "true",
+		"AWS_CONFIG_FILE":             os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+	} {
+		os.Setenv(k, v)
+	}
+	cloudConfig := filepath.Join(cp.Dir, "cloud.conf")
+	conf := fmt.Sprintf("[Global]\nRegion = %s\nVPC = %s\nKubernetesClusterID = %s\n", region, vpcID, clusterID)
+	if err := os.WriteFile(cloudConfig, []byte(conf), 0o600); err != nil {
+		return err
+	}
+
+	env.gather = metrics.NewKubeRegistry()
+	ready := make(chan struct{})
+	cmd, err := ccmapp.NewCommand(ccmapp.Options{
+		Registerer:   env.gather,
+		OnCloudError: func(err error) { panic(fmt.Sprintf("cloud provider failed: %v", err)) },
+		Ready: func(m *awsapi.Metrics, c *awscloud.Cloud) {
+			env.metrics, env.cloud = m, c
+			close(ready)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	cmd.SetArgs([]string{
+		"--kubeconfig=" + cp.KubeconfigPath,
+		"--cloud-provider=aws",
+		"--cloud-config=" + cloudConfig,
+		"--secure-port=0",
+		"--leader-elect=true",
+		"--configure-cloud-routes=false",
+		"--node-monitor-period=" + nodeMonitorPeriod.String(),
+		"--node-status-update-frequency=" + statusUpdatePeriod.String(),
+		"--concurrent-node-syncs=10",
+		"--kube-api-qps=500",
+		"--kube-api-burst=1000",
+		"--aws-instance-cache-max-age=" + cacheMaxAge.String(),
+		"--aws-instance-absence-grace-period=" + absenceGrace.String(),
+		"--aws-request-timeout=" + requestTimeout.String(),
+		"-v=2",
+	})
+	go func() {
+		if err := cmd.Execute(); err != nil {
+			fmt.Fprintf(os.Stderr, "CCM exited: %v\n", err)
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(60 * time.Second):
+		return fmt.Errorf("the CCM did not build its cloud provider within 60s")
+	}
+	// Wait for the controllers to hold the lease.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return waitLeader(ctx, kube)
+}
+
+// fixture is the emulator's starting state: the cluster's VPC and one
+// subnet per zone; tests add instances.
+func fixture() *awsemu.Fixture {
+	tags := map[string]string{"kubernetes.io/cluster/" + clusterID: "owned"}
+	return &awsemu.Fixture{
+		Region: region,
+		Zones:  []awsemu.Zone{{Name: "us-east-1a", ID: "use1-az1"}, {Name: "us-east-1b", ID: "use1-az2"}, {Name: "us-east-1c", ID: "use1-az4"}},
+		VPCs:   []awsemu.VPC{{ID: vpcID, CIDR: "10.0.0.0/16", Tags: tags}},
+		Subnets: []awsemu.Subnet{
+			{ID: "subnet-0itest00000000001", VPCID: vpcID, AvailabilityZone: "us-east-1a", CIDR: "10.0.0.0/18", Tags: tags},
+			{ID: "subnet-0itest00000000002", VPCID: vpcID, AvailabilityZone: "us-east-1b", CIDR: "10.0.64.0/18", Tags: tags},
+			{ID: "subnet-0itest00000000003", VPCID: vpcID, AvailabilityZone: "us-east-1c", CIDR: "10.0.128.0/18", Tags: tags},
+		},
+	}
+}
