@@ -1,0 +1,138 @@
+package awsapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
+
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+	"github.com/awsccmctl/awsccmctl/test/awsemu"
+)
+
+// emulator starts the AWS emulator and points the SDK at it the way an
+// operator would, through the environment.
+func emulator(t *testing.T) (*awsemu.Server, string) {
+	t.Helper()
+	srv, url, stop, err := awsemu.Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDUNITTEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "unit-test-secret")
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	return srv, url
+}
+
+func TestGuardRefusesUnregisteredActions(t *testing.T) {
+	srv, url := emulator(t)
+	t.Setenv("AWS_ENDPOINT_URL", url)
+	c, err := NewClients(context.Background(), Options{Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// DescribeVpcs is a real EC2 action the emulator serves, but the CCM
+	// does not register it: the call must fail before it is sent.
+	_, err = c.EC2.DescribeVpcs(context.Background(), &ec2.DescribeVpcsInput{})
+	var unreg *UnregisteredActionError
+	if !errors.As(err, &unreg) || unreg.Operation != "DescribeVpcs" {
+		t.Fatalf("DescribeVpcs error = %v, want UnregisteredActionError", err)
+	}
+	if !strings.Contains(err.Error(), "ec2:DescribeVpcs") {
+		t.Errorf("error %q does not name the IAM action", err)
+	}
+	if n := srv.Calls("ec2", "DescribeVpcs"); n != 0 {
+		t.Fatalf("the emulator saw %d DescribeVpcs calls; the guard must stop them", n)
+	}
+	if _, err := c.EC2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{}); err != nil {
+		t.Fatalf("registered DescribeInstances: %v", err)
+	}
+}
+
+func TestMetricsCountEveryAttemptAndThrottles(t *testing.T) {
+	srv, url := emulator(t)
+	t.Setenv("AWS_ENDPOINT_URL", url)
+	reg := metrics.NewKubeRegistry()
+	m := NewMetrics(reg)
+	c, err := NewClients(context.Background(), Options{Region: "us-east-1", Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two throttled attempts, then success on the SDK's third attempt.
+	f := awsemu.Throttle("ec2", 1)
+	f.Action, f.Remaining = "DescribeInstances", 2
+	srv.InjectFault(f)
+	if _, err := c.EC2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{}); err != nil {
+		t.Fatalf("DescribeInstances after 2 throttles: %v", err)
+	}
+	// An ELB-style throttle on STS is recognised as well.
+	sf := awsemu.Throttle("sts", 1)
+	sf.Remaining = 1
+	srv.InjectFault(sf)
+	if _, err := c.STS.GetCallerIdentity(context.Background(), &sts.GetCallerIdentityInput{}); err != nil {
+		t.Fatalf("GetCallerIdentity after 1 throttle: %v", err)
+	}
+
+	want := `
+# HELP aws_ccm_api_requests_total [ALPHA] AWS API request attempts (retries count separately) by service, operation and outcome.
+# TYPE aws_ccm_api_requests_total counter
+aws_ccm_api_requests_total{operation="DescribeInstances",outcome="success",service="EC2"} 1
+aws_ccm_api_requests_total{operation="DescribeInstances",outcome="throttled",service="EC2"} 2
+aws_ccm_api_requests_total{operation="GetCallerIdentity",outcome="success",service="STS"} 1
+aws_ccm_api_requests_total{operation="GetCallerIdentity",outcome="throttled",service="STS"} 1
+# HELP aws_ccm_api_throttles_total [ALPHA] AWS API attempts rejected by throttling, by service, operation and error code (RequestLimitExceeded for EC2, Throttling for ELB/IAM/STS).
+# TYPE aws_ccm_api_throttles_total counter
+aws_ccm_api_throttles_total{code="RequestLimitExceeded",operation="DescribeInstances",service="EC2"} 2
+aws_ccm_api_throttles_total{code="Throttling",operation="GetCallerIdentity",service="STS"} 1
+`
+	if err := testutil.GatherAndCompare(reg, bytes.NewBufferString(want), "aws_ccm_api_requests_total", "aws_ccm_api_throttles_total"); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Calls("ec2", "DescribeInstances"); got != 3 {
+		t.Fatalf("emulator counted %d DescribeInstances attempts, metrics say 3", got)
+	}
+}
+
+func TestServiceOverrideEndpoint(t *testing.T) {
+	srv, url := emulator(t)
+	// No AWS_ENDPOINT_URL: only the cloud config knows the endpoint, spelt
+	// the SDK v1 way the in-tree provider used.
+	conf := "[ServiceOverride \"1\"]\nService = ec2\nRegion = us-east-1\nURL = " + url + "\nSigningRegion = us-east-1\n"
+	path := filepath.Join(t.TempDir(), "cloud.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cc, err := cloudconfig.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClients(context.Background(), Options{Region: "us-east-1", CloudConfig: cc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.EC2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{MaxResults: aws.Int32(5)}); err != nil {
+		t.Fatalf("DescribeInstances through the override: %v", err)
+	}
+	if srv.Calls("ec2", "DescribeInstances") != 1 {
+		t.Fatal("the call did not reach the overridden endpoint")
+	}
+}
+
+func TestNewClientsNeedsRegion(t *testing.T) {
+	_, err := NewClients(context.Background(), Options{})
+	if err == nil || !strings.Contains(err.Error(), "Region") {
+		t.Fatalf("NewClients without a region: %v", err)
+	}
+}
