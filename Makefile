@@ -1,5 +1,5 @@
 # Thin wrappers over hack/ scripts; the scripts hold the logic.
-.PHONY: all build test bench lint verify demo image clean testbed
+.PHONY: all build test bench lint verify demo clean testbed
 
 all: build
 
@@ -23,9 +23,6 @@ verify: ## Fail when generated files (iam/, reference docs) are stale
 
 demo: ## Run the CCM against a local control plane and AWS emulator
 	hack/demo.sh
-
-image: ## Build an OCI image tarball of the CCM (no Docker needed)
-	hack/image.sh
 
 clean:
 	rm -rf _output
