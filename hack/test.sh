@@ -9,6 +9,7 @@ cd "$ROOT"
 start=$(date +%s)
 hack/build-testbed.sh
 hack/lint.sh
+hack/verify.sh
 # -race everywhere: the instance view, the emulator and the CCM are
 # concurrent, and the integration tests run the CCM in-process.
 go test -race -count=1 -timeout 20m ${GOTEST_FLAGS:-} ./...

@@ -14,4 +14,12 @@ for f in "$tmp"/iam/*.json; do
 		exit 1
 	fi
 done
+mkdir -p "$tmp/ref"
+go run ./hack/gen-docs "$tmp/ref"
+for f in "$tmp"/ref/*.md; do
+	if ! diff -u "docs/reference/$(basename "$f")" "$f"; then
+		echo "docs/reference/$(basename "$f") is stale: run go run ./hack/gen-docs" >&2
+		exit 1
+	fi
+done
 echo "generated files are up to date"
