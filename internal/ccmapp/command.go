@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
 )
 
@@ -74,7 +75,9 @@ func NewCommand(o Options) (*cobra.Command, error) {
 			return nil
 		}
 		m := awsapi.NewMetrics(o.Registerer)
-		cloud, err := awscloud.New(context.Background(), awscloud.Config{CloudConfigPath: shared.CloudConfigFile, Flags: flags, Metrics: m})
+		cloud, err := awscloud.New(context.Background(), awscloud.Config{
+			CloudConfigPath: shared.CloudConfigFile, Flags: flags, Metrics: m, ViewMetrics: instances.NewMetrics(o.Registerer),
+		})
 		if err != nil {
 			o.OnCloudError(err)
 			return nil

@@ -61,6 +61,8 @@ type Options struct {
 	Candidates func() Candidates
 	// Clock stamps observations (tests step it).
 	Clock clock.PassiveClock
+	// Metrics records hit rates and batch sizes; nil records nothing.
+	Metrics *Metrics
 }
 
 // Observation is what the view knows of one instance.
@@ -129,8 +131,10 @@ var ErrNotFound = errors.New("no instance found")
 // asked; it is never turned into absence.
 func (v *View) ByID(ctx context.Context, id string) (Observation, error) {
 	if obs, ok := v.freshByID(id); ok {
+		v.opts.Metrics.lookup("id", true)
 		return obs, nil
 	}
+	v.opts.Metrics.lookup("id", false)
 	if err := v.refreshSnapshotIfStale(ctx); err != nil {
 		return Observation{}, err
 	}
@@ -150,8 +154,10 @@ func (v *View) ByID(ctx context.Context, id string) (Observation, error) {
 // ErrNotFound.
 func (v *View) ByName(ctx context.Context, name string) (*Instance, error) {
 	if inst, ok, err := v.freshByName(name); ok {
+		v.opts.Metrics.lookup("name", true)
 		return inst, err
 	}
+	v.opts.Metrics.lookup("name", false)
 	if err := v.refreshSnapshotIfStale(ctx); err != nil {
 		return nil, err
 	}
@@ -232,6 +238,7 @@ func (v *View) refreshSnapshotIfStale(ctx context.Context) error {
 	}
 	v.snapshotAt = start
 	v.forgetLocked(start)
+	v.opts.Metrics.batchSize("snapshot", len(found))
 	klog.V(4).InfoS("Listed cluster instances", "count", len(found))
 	return nil
 }
@@ -241,6 +248,7 @@ func (v *View) refreshSnapshotIfStale(ctx context.Context) error {
 func (v *View) lookupIDs(ctx context.Context, ids []string) error {
 	ids = v.topUp(ids, func(c Candidates) []string { return c.IDs }, v.staleIDLocked)
 	for chunk := range slices.Chunk(ids, MaxFilterValues) {
+		v.opts.Metrics.batchSize("id", len(chunk))
 		start := v.opts.Clock.Now()
 		found, err := v.describe(ctx, []types.Filter{{Name: aws.String("instance-id"), Values: chunk}})
 		if err != nil {
@@ -266,6 +274,7 @@ func (v *View) lookupIDs(ctx context.Context, ids []string) error {
 func (v *View) lookupNames(ctx context.Context, names []string) error {
 	names = v.topUp(names, func(c Candidates) []string { return c.Names }, v.staleNameLocked)
 	for chunk := range slices.Chunk(names, MaxFilterValues) {
+		v.opts.Metrics.batchSize("name", len(chunk))
 		start := v.opts.Clock.Now()
 		filters := []types.Filter{
 			{Name: aws.String("private-dns-name"), Values: chunk},

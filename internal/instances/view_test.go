@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -102,7 +105,8 @@ func TestSequentialLookupsOfTaggedInstancesShareOneSnapshot(t *testing.T) {
 	for n := range 2500 {
 		api.add(id(n), name(n), "running", true)
 	}
-	v := New(api, Options{ClusterFilters: clusterFilters})
+	reg := metrics.NewKubeRegistry()
+	v := New(api, Options{ClusterFilters: clusterFilters, Metrics: NewMetrics(reg)})
 	ctx := context.Background()
 	for n := range 2500 {
 		obs, err := v.ByID(ctx, id(n))
@@ -117,6 +121,16 @@ func TestSequentialLookupsOfTaggedInstancesShareOneSnapshot(t *testing.T) {
 	// 2,500 instances are three pages of one snapshot.
 	if got := api.calls.Load(); got != 3 {
 		t.Fatalf("DescribeInstances calls = %d, want 3", got)
+	}
+	want := `
+# HELP aws_ccm_instance_lookups_total [ALPHA] Instance lookups by key kind (id, name) and whether the shared view answered from memory (hit) or had to ask EC2 (miss).
+# TYPE aws_ccm_instance_lookups_total counter
+aws_ccm_instance_lookups_total{kind="id",result="hit"} 2499
+aws_ccm_instance_lookups_total{kind="id",result="miss"} 1
+aws_ccm_instance_lookups_total{kind="name",result="hit"} 2500
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "aws_ccm_instance_lookups_total"); err != nil {
+		t.Fatal(err)
 	}
 }
 

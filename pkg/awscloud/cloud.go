@@ -75,7 +75,9 @@ type Config struct {
 	Flags           *Flags
 	// Metrics records AWS calls; nil records nothing.
 	Metrics *awsapi.Metrics
-	Clock   clock.PassiveClock
+	// ViewMetrics records the instance view's hit rates; nil records nothing.
+	ViewMetrics *instances.Metrics
+	Clock       clock.PassiveClock
 }
 
 // Cloud is the AWS cloudprovider.Interface.
@@ -127,6 +129,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		MaxAge:         flags.InstanceCacheMaxAge,
 		Candidates:     cloud.candidates,
 		Clock:          clk,
+		Metrics:        c.ViewMetrics,
 	})
 	cloud.zones = newZoneIDs(clients.EC2, clk)
 	klog.InfoS("AWS cloud provider ready", "region", env.Region, "vpc", env.VPCID, "clusterID", env.ClusterID,
@@ -134,12 +137,11 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 	return cloud, nil
 }
 
-// Initialize starts the Node informer the instance view draws candidates
-// from, and the event recorder for Warning events on Nodes.
+// Initialize starts the event recorder for Warning events on Nodes.
 func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	client, err := clientBuilder.Client("aws-cloud-provider")
 	if err != nil {
-		klog.ErrorS(err, "Cannot build a Kubernetes client for the AWS provider; Node events and lookup prefetching are off")
+		klog.ErrorS(err, "Cannot build a Kubernetes client for the AWS provider; Warning events on Nodes are off")
 		return
 	}
 	broadcaster := record.NewBroadcaster(record.WithContext(context.Background()))
@@ -148,11 +150,17 @@ func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 	host, _ := os.Hostname()
 	c.events = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "aws-cloud-controller-manager", Host: host})
 	go func() { <-stop; broadcaster.Shutdown() }()
-
-	factory := informers.NewSharedInformerFactory(client, 0)
-	c.nodes = factory.Core().V1().Nodes().Lister()
-	factory.Start(stop)
 }
+
+// SetInformers takes the Node lister from the controllers' shared informer
+// factory (cloudprovider.InformerUser), so the view's candidates cost no
+// watch of their own. The app calls it after Initialize, before any
+// controller runs.
+func (c *Cloud) SetInformers(factory informers.SharedInformerFactory) {
+	c.nodes = factory.Core().V1().Nodes().Lister()
+}
+
+var _ cloudprovider.InformerUser = (*Cloud)(nil)
 
 // candidates lists what the cluster's Nodes will ask the view about.
 func (c *Cloud) candidates() instances.Candidates {
