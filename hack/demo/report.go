@@ -35,16 +35,17 @@ func (d *demo) report(ctx context.Context, w io.Writer, p progress, took time.Du
 
 	fmt.Fprintln(w, bold(fmt.Sprintf("Nodes %s after registration (cluster %q, %s):", took.Round(100*time.Millisecond), clusterID, d.fixture.Region)))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NAME\tPROVIDER-ID\tTYPE\tZONE\tZONE-ID\tINTERNAL-IP\tEXTERNAL-IP\tTAINTS")
+	fmt.Fprintln(tw, "  NAME\tPROVIDER-ID\tTYPE\tZONE\tZONE-ID\tINTERNAL-IP\tEXTERNAL-IP\tREADY\tTAINTS*")
 	for _, n := range nodes.Items {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(n.Spec.ProviderID),
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(n.Spec.ProviderID),
 			dash(n.Labels[v1.LabelInstanceTypeStable]), dash(n.Labels[v1.LabelTopologyZone]), dash(n.Labels[awscloud.ZoneIDLabel]),
-			dash(address(&n, v1.NodeInternalIP)), dash(address(&n, v1.NodeExternalIP)), taints(&n))
+			dash(address(&n, v1.NodeInternalIP)), dash(address(&n, v1.NodeExternalIP)), ready(&n), taints(&n))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "  Registered by "+d.namedBy())
+	fmt.Fprintln(w, "  * not shown: node.kubernetes.io/not-ready (set on every new Node; no kube-controller-manager runs here)")
+	wrap(w, "  ", "Kubelets named the nodes by "+d.namedBy()+".")
 
 	fmt.Fprintln(w, bold("Lifecycle:"))
 	st, tm, un := d.plan.stopped, d.plan.terminated, d.plan.unresolvable
@@ -55,7 +56,7 @@ func (d *demo) report(ctx context.Context, w io.Writer, p progress, took time.Du
 	}
 	fmt.Fprintf(w, "  terminated %s (NotReady): %s\n", tm.name, deleted)
 	fmt.Fprintf(w, "  no match   %s: left uninitialized, Warning %s:\n", un.name, p.event.Reason)
-	fmt.Fprintf(w, "             %q\n", p.event.Message)
+	wrap(w, "             ", strconv.Quote(p.event.Message))
 
 	counts, err := emulatorCalls(d.emu.logPath)
 	if err != nil {
@@ -80,8 +81,13 @@ func (d *demo) report(ctx context.Context, w io.Writer, p progress, took time.Du
 	if err != nil {
 		fmt.Fprintf(w, "  scrape failed: %v\n", err)
 	}
+	throttled := false
 	for _, l := range lines {
 		fmt.Fprintln(w, "  "+l)
+		throttled = throttled || strings.HasPrefix(l, "aws_ccm_api_throttles_total")
+	}
+	if err == nil && !throttled {
+		fmt.Fprintln(w, "  aws_ccm_api_throttles_total: no samples (nothing was throttled)")
 	}
 	return nil
 }
@@ -119,14 +125,44 @@ func address(n *v1.Node, t v1.NodeAddressType) string {
 	return ""
 }
 
-// taints prints each taint as the last part of its key plus its effect.
+func ready(n *v1.Node) string {
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return string(c.Status)
+		}
+	}
+	return "Unknown"
+}
+
+// taints prints each taint but not-ready as the last part of its key plus
+// its effect.
 func taints(n *v1.Node) string {
 	var out []string
 	for _, t := range n.Spec.Taints {
+		if t.Key == v1.TaintNodeNotReady {
+			continue
+		}
 		key := t.Key[strings.LastIndex(t.Key, "/")+1:]
 		out = append(out, key+":"+string(t.Effect))
 	}
 	return dash(strings.Join(out, ","))
+}
+
+// wrap writes text word-wrapped at about 110 columns, each line prefixed.
+func wrap(w io.Writer, prefix, text string) {
+	const width = 110
+	line := prefix
+	for _, word := range strings.Fields(text) {
+		if len(line) > len(prefix) && len(line)+1+len(word) > width {
+			fmt.Fprintln(w, line)
+			line = prefix
+		}
+		if len(line) > len(prefix) {
+			line += " "
+		}
+		line += word
+	}
+	fmt.Fprintln(w, line)
 }
 
 func findEvent(ctx context.Context, d *demo, node, reason string) string {

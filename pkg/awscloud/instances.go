@@ -70,6 +70,8 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *v1.Node) (*clo
 		return nil, fmt.Errorf("instance %s of node %s: %w", id, node.Name, cloudprovider.InstanceNotFound)
 	}
 	if inst.Terminated() {
+		i.c.events.Eventf(node, v1.EventTypeWarning, ReasonInstanceTerminated,
+			"EC2 instance %s is terminated; the Node is deleted once it is NotReady. If the providerID is wrong, re-register the Node.", id)
 		return nil, fmt.Errorf("instance %s of node %s is terminated", id, node.Name)
 	}
 	zoneID, err := i.c.zones.ID(ctx, inst.Zone)
