@@ -9,6 +9,11 @@
 //     DescribeAvailabilityZones, DescribeSubnets, DescribeSecurityGroups,
 //     DescribeRouteTables, DescribeVpcs, CreateTags, DeleteTags.
 //   - STS (awsQuery, Version 2011-06-15): GetCallerIdentity, AssumeRole.
+//   - IAM (awsQuery, Version 2010-05-08): GetInstanceProfile, GetRole,
+//     ListAttachedRolePolicies, ListRolePolicies, GetRolePolicy, GetPolicy,
+//     GetPolicyVersion and SimulatePrincipalPolicy, which really evaluates
+//     the seeded policies (Allow/Deny, wildcards, tag conditions). Clients
+//     find it through AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_IAM.
 //   - IMDSv2 under /latest/: token flow and the metadata paths the CCM and
 //     the SDK read (instance-id, placement, local-ipv4, macs, the instance
 //     identity document, ...).
@@ -17,7 +22,7 @@
 // credential scope of the Authorization header (signatures are not
 // verified) and the operation from the Action parameter. Service names used
 // by call accounting and fault injection are those signing names ("ec2",
-// "sts") plus "imds" for the metadata service, whose action is the path
+// "sts") and "iam", plus "imds" for the metadata service, whose action is the path
 // below /latest/ (for example "api/token" or "meta-data/instance-id").
 //
 // State is an in-memory model seeded from a Fixture (Go literal or YAML file

@@ -39,6 +39,8 @@ type Fixture struct {
 	SecurityGroups []SecurityGroup `json:"securityGroups,omitempty"`
 	RouteTables    []RouteTable    `json:"routeTables,omitempty"`
 	Instances      []Instance      `json:"instances,omitempty"`
+	// IAM holds roles, instance profiles and policies (see iam.go).
+	IAM IAMFixture `json:"iam,omitzero"`
 }
 
 // Zone is an availability zone.
@@ -257,7 +259,8 @@ func (f *Fixture) Validate() error {
 	if f.IMDSInstanceID != "" && !instances[f.IMDSInstanceID] {
 		bad("imdsInstanceId %q is not an instance of the fixture", f.IMDSInstanceID)
 	}
-	return errors.Join(errs...)
+	_, iamErrs := f.buildIAM()
+	return errors.Join(append(errs, iamErrs...)...)
 }
 
 func checkID(bad func(string, ...any), where, prefix, id string, dup bool) {

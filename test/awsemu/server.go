@@ -36,6 +36,7 @@ type service interface {
 var builtinServices = []func(*Server) service{
 	func(s *Server) service { return &ec2Service{s: s} },
 	func(s *Server) service { return &stsService{s: s} },
+	func(s *Server) service { return &iamService{s: s} },
 }
 
 // table is an insertion-ordered map of resources by ID.
@@ -108,6 +109,7 @@ type Server struct {
 	imdsTokens      map[string]time.Time
 	idSeq           uint64
 	responseDelay   time.Duration
+	iam             *iamState
 
 	ctl         sync.Mutex // guards accounting, faults and the logger
 	calls       map[string]int
@@ -157,6 +159,7 @@ func New(f *Fixture) *Server {
 	for _, in := range f.Instances {
 		s.storeInstance(in, time.Time{})
 	}
+	s.iam, _ = f.buildIAM() // f is valid
 	s.imdsInstance = f.IMDSInstanceID
 	if s.imdsInstance == "" && len(f.Instances) > 0 {
 		s.imdsInstance = f.Instances[0].ID

@@ -178,7 +178,7 @@ func TestRouting(t *testing.T) {
 		{"ec2 ok", "ec2", "2016-11-15", "DescribeVpcs", 200, []string{`<DescribeVpcsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">`, "<requestId>"}},
 		{"ec2 unknown action", "ec2", "2016-11-15", "DescribeVolumes", 400, []string{"<Response><Errors><Error><Code>InvalidAction</Code>", "<RequestID>"}},
 		{"sts ok", "sts", "2011-06-15", "GetCallerIdentity", 200, []string{"<GetCallerIdentityResult><Arn>arn:aws:iam::123456789012:role/control-plane</Arn>", "<ResponseMetadata><RequestId>"}},
-		{"unknown service", "iam", "2010-05-08", "GetInstanceProfile", 400, []string{"<ErrorResponse><Error><Type>Sender</Type><Code>InvalidAction</Code>"}},
+		{"unknown service", "kms", "2014-11-01", "Decrypt", 400, []string{"<ErrorResponse><Error><Type>Sender</Type><Code>InvalidAction</Code>"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,7 +193,7 @@ func TestRouting(t *testing.T) {
 			}
 		})
 	}
-	if s.Calls("iam", "GetInstanceProfile") != 1 {
+	if s.Calls("kms", "Decrypt") != 1 {
 		t.Errorf("unknown service not counted: %v", s.CallCounts())
 	}
 	t.Run("ec2 unknown action via SDK", func(t *testing.T) {
