@@ -59,7 +59,9 @@ type Result struct {
 }
 
 // Pass, Fail, Warn and Skip build results.
-func Pass(format string, a ...any) Result { return Result{Status: StatusPass, Message: fmt.Sprintf(format, a...)} }
+func Pass(format string, a ...any) Result {
+	return Result{Status: StatusPass, Message: fmt.Sprintf(format, a...)}
+}
 
 // Fail reports a problem and its fix. The check's severity decides whether
 // it shows as fail or warn.
@@ -73,7 +75,9 @@ func Warn(fix, format string, a ...any) Result {
 }
 
 // Skip reports that the check does not apply here.
-func Skip(format string, a ...any) Result { return Result{Status: StatusSkip, Message: fmt.Sprintf(format, a...)} }
+func Skip(format string, a ...any) Result {
+	return Result{Status: StatusSkip, Message: fmt.Sprintf(format, a...)}
+}
 
 // Check is one preflight check.
 type Check struct {
