@@ -123,7 +123,8 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		clk = clock.RealClock{}
 	}
 	cloud := &Cloud{cfg: cc, env: env, flags: *flags, clock: clk, events: &record.FakeRecorder{}}
-	cloud.view = instances.New(clients.EC2, instances.Options{
+	api := newEC2Calls(clients.EC2)
+	cloud.view = instances.New(api, instances.Options{
 		ClusterFilters: clusterFilters(env),
 		VPCID:          env.VPCID,
 		MaxAge:         flags.InstanceCacheMaxAge,
@@ -131,7 +132,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		Clock:          clk,
 		Metrics:        c.ViewMetrics,
 	})
-	cloud.zones = newZoneIDs(clients.EC2, clk)
+	cloud.zones = newZoneIDs(api, clk)
 	klog.InfoS("AWS cloud provider ready", "region", env.Region, "vpc", env.VPCID, "clusterID", env.ClusterID,
 		"legacyClusterTag", env.Legacy, "instanceCacheMaxAge", flags.InstanceCacheMaxAge, "absenceGracePeriod", flags.AbsenceGracePeriod)
 	return cloud, nil

@@ -61,7 +61,7 @@ func resolveEnvironment(ctx context.Context, cc *cloudconfig.Config, o awsapi.Op
 		return env, nil, err
 	}
 	if self != nil && (env.VPCID == "" || env.ClusterID == "") {
-		if err := fillFromOwnInstance(ctx, clients.EC2, self.InstanceID, &env); err != nil {
+		if err := fillFromOwnInstance(ctx, newEC2Calls(clients.EC2), self.InstanceID, &env); err != nil {
 			return env, nil, err
 		}
 	}
