@@ -13,6 +13,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
 )
 
@@ -24,8 +27,9 @@ func main() {
 		dir = os.Args[1]
 	}
 	pages := map[string][]byte{
-		"ccm-aws-flags.md": flagsPage(),
-		"iam-actions.md":   iamPage(),
+		"ccm-aws-flags.md":    flagsPage(),
+		"iam-actions.md":      iamPage(),
+		"preflight-checks.md": checksPage(),
 	}
 	for name, body := range pages {
 		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
@@ -47,6 +51,22 @@ func flagsPage() []byte {
 	fs.VisitAll(func(f *pflag.Flag) {
 		fmt.Fprintf(&b, "| `--%s` | `%s` | %s |\n", f.Name, f.DefValue, strings.ReplaceAll(f.Usage, "|", "\\|"))
 	})
+	return b.Bytes()
+}
+
+func checksPage() []byte {
+	var b bytes.Buffer
+	b.WriteString(header)
+	b.WriteString("# Preflight checks\n\n")
+	b.WriteString("Every check `awsccmctl preflight` can run, by stable ID: pass an ID to\n")
+	b.WriteString("`--ignore-checks` to turn its failure into a warning, or a category to `--category`.\n")
+	b.WriteString("A failing check prints what it found and the exact fix; a check of severity\n")
+	b.WriteString("`warning` never fails the run unless `--fail-on=warning`.\n\n")
+	b.WriteString("## Node mode (`--node`)\n\n")
+	b.WriteString("| ID | category | severity | checks that |\n|---|---|---|---|\n")
+	for _, c := range nodechecks.Checks(nodechecks.Input{Node: &nodefiles.Node{}, Mode: preflight.ModePreInstall}) {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, c.Category, c.Severity, c.Title)
+	}
 	return b.Bytes()
 }
 

@@ -6,6 +6,7 @@ package root
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,7 +14,9 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/cli/preflightcmd"
 	"github.com/awsccmctl/awsccmctl/internal/cli/versioncmd"
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
 
 // EnvPrefix prefixes every environment variable awsccmctl reads.
@@ -46,19 +49,23 @@ func NewCommand(streams Streams) *cobra.Command {
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
 	cmd.PersistentFlags().StringVar(&configFile, "config", "", "configuration file (YAML); its keys are the long flag names")
-	cmd.PersistentFlags().StringP("output", "o", OutputText, "output format: text or json")
+	cmd.PersistentFlags().StringP("output", "o", OutputText, "output format: text or json (preflight also junit)")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.UsageError(err) })
 
-	output := func() (string, error) {
+	// output returns the -o value if it is one of allowed.
+	output := func(allowed ...string) (string, error) {
 		o := v.GetString("output")
-		if o != OutputText && o != OutputJSON {
-			return "", exitcode.UsageError(fmt.Errorf("--output %q: want %s or %s", o, OutputText, OutputJSON))
+		if !slices.Contains(allowed, o) {
+			return "", exitcode.UsageError(fmt.Errorf("--output %q: want one of %s", o, strings.Join(allowed, ", ")))
 		}
 		return o, nil
 	}
 	cmd.AddCommand(versioncmd.NewCommand(streams.Out, func() (bool, error) {
-		o, err := output()
+		o, err := output(OutputText, OutputJSON)
 		return o == OutputJSON, err
+	}))
+	cmd.AddCommand(preflightcmd.NewCommand(preflightcmd.Streams{Out: streams.Out, Err: streams.Err}, func() (string, error) {
+		return output(OutputText, OutputJSON, preflight.FormatJUnit)
 	}))
 	return cmd
 }

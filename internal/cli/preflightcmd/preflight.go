@@ -1,0 +1,114 @@
+// Package preflightcmd is `awsccmctl preflight`: it proves a cluster's or a
+// node's prerequisites for the external AWS CCM, and changes nothing.
+package preflightcmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+)
+
+// Streams are where the command writes.
+type Streams struct{ Out, Err io.Writer }
+
+// Options are the command's flags.
+type Options struct {
+	Mode       string
+	Node       bool
+	Root       string
+	Ignore     []string
+	FailOn     string
+	Categories []string
+}
+
+// NewCommand returns the preflight command; output returns the -o value.
+func NewCommand(streams Streams, output func() (string, error)) *cobra.Command {
+	o := &Options{Mode: string(preflight.ModePreInstall), Root: "/", FailOn: "error"}
+	cmd := &cobra.Command{
+		Use:   "preflight",
+		Short: "Check every prerequisite of the external AWS cloud controller manager; changes nothing",
+		Long: `preflight checks what would make the AWS cloud controller manager fail or
+misbehave and says how to fix each problem. It only reads.
+
+With --node it reads the files of the node it runs on (static pod manifests,
+kubelet flags and configuration), which is what bootstrap scripts call before
+the cluster exists. Exit codes: 0 all passed, 1 checks failed, 2 usage error,
+3 the cluster or AWS could not be reached.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := output()
+			if err != nil {
+				return err
+			}
+			return Run(cmd.Context(), *o, format, streams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Mode, "mode", o.Mode, "when preflight runs: pre-install, pre-migrate or post-install")
+	f.BoolVar(&o.Node, "node", false, "check this node's files instead of the cluster")
+	f.StringVar(&o.Root, "root", o.Root, "with --node: the node's root file system (for chroots and tests)")
+	f.StringSliceVar(&o.Ignore, "ignore-checks", nil, "check IDs whose failures become warnings, or all")
+	f.StringVar(&o.FailOn, "fail-on", o.FailOn, "what fails the run: error, or warning")
+	f.StringSliceVar(&o.Categories, "category", nil, "run only these categories")
+	return cmd
+}
+
+// Run runs preflight and writes the report; its error carries the exit code.
+func Run(ctx context.Context, o Options, format string, streams Streams) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	mode, err := preflight.ParseMode(o.Mode)
+	if err != nil {
+		return exitcode.UsageError(err)
+	}
+	if o.FailOn != "error" && o.FailOn != "warning" {
+		return exitcode.UsageError(fmt.Errorf("--fail-on %q: want error or warning", o.FailOn))
+	}
+	if !o.Node {
+		return exitcode.UsageError(fmt.Errorf("cluster mode is not available yet: run preflight with --node on a node (and --root DIR for a mounted file system)"))
+	}
+	node, err := nodefiles.Read(o.Root)
+	if err != nil {
+		return exitcode.UsageError(fmt.Errorf("read node files under %s: %w", o.Root, err))
+	}
+	checks := nodechecks.Checks(nodechecks.Input{Node: node, Mode: mode})
+	report, err := preflight.Run(ctx, checks, preflight.Options{
+		Mode: mode, Categories: o.Categories, Ignore: o.Ignore, FailOnWarning: o.FailOn == "warning",
+	})
+	if err != nil {
+		return exitcode.UsageError(err)
+	}
+	if err := preflight.Write(streams.Out, report, format, isTerminal(streams.Out)); err != nil {
+		return err
+	}
+	if !report.Success {
+		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("preflight failed: %s", failedIDs(report))}
+	}
+	return nil
+}
+
+func failedIDs(r preflight.Report) string {
+	var ids []string
+	for _, f := range r.Findings {
+		if f.Status == preflight.StatusFail || f.Status == preflight.StatusWarn {
+			ids = append(ids, f.ID)
+		}
+	}
+	return strings.Join(ids, ", ")
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

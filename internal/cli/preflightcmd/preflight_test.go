@@ -1,0 +1,93 @@
+package preflightcmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const fixtures = "../../preflight/nodefiles/testdata"
+
+// TestNodeModeGolden runs the command on the node fixtures and compares the
+// human and JSON output with golden files, and checks the exit code.
+func TestNodeModeGolden(t *testing.T) {
+	cases := []struct {
+		fixture, mode, format string
+		wantCode            int
+	}{
+		{"kubeadm-1.26-intree", "pre-install", preflight.FormatText, exitcode.Failed},
+		{"kubeadm-1.26-intree", "pre-migrate", preflight.FormatText, exitcode.OK},
+		{"kubeadm-external", "post-install", preflight.FormatJSON, exitcode.OK},
+		{"kops-node", "pre-install", preflight.FormatText, exitcode.OK},
+		{"broken", "pre-install", preflight.FormatJUnit, exitcode.Failed},
+	}
+	for _, tc := range cases {
+		name := tc.fixture + "-" + tc.mode + "." + tc.format
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := Run(t.Context(), Options{Mode: tc.mode, Node: true, Root: filepath.Join(fixtures, tc.fixture), FailOn: "error"},
+				tc.format, Streams{Out: &out, Err: &bytes.Buffer{}})
+			if code := exitcode.Of(err); code != tc.wantCode {
+				t.Fatalf("exit code %d (%v), want %d", code, err, tc.wantCode)
+			}
+			if tc.format == preflight.FormatJSON {
+				var r preflight.Report
+				if err := json.Unmarshal(out.Bytes(), &r); err != nil || r.SchemaVersion != preflight.SchemaVersion {
+					t.Fatalf("JSON output does not decode as a %s report: %v", preflight.SchemaVersion, err)
+				}
+			}
+			path := filepath.Join("testdata", name)
+			if *update {
+				if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test -update writes it)", err)
+			}
+			if out.String() != string(want) {
+				t.Fatalf("output differs from %s (go test -update to accept):\n%s", path, out.String())
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := map[string]Options{
+		"bad mode":       {Mode: "during-lunch", Node: true, Root: fixtures, FailOn: "error"},
+		"bad fail-on":    {Mode: "pre-install", Node: true, Root: fixtures, FailOn: "sometimes"},
+		"cluster mode":   {Mode: "pre-install", FailOn: "error"},
+		"unknown ignore": {Mode: "pre-install", Node: true, Root: filepath.Join(fixtures, "kops-node"), FailOn: "error", Ignore: []string{"no-such-check"}},
+	}
+	for name, o := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := Run(t.Context(), o, preflight.FormatText, Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
+			if code := exitcode.Of(err); code != exitcode.Usage {
+				t.Fatalf("exit code %d (%v), want %d", code, err, exitcode.Usage)
+			}
+		})
+	}
+}
+
+func TestIgnoreAndFailOn(t *testing.T) {
+	root := filepath.Join(fixtures, "kubeadm-1.26-intree")
+	run := func(o Options) int {
+		o.Node, o.Root, o.Mode = true, root, "pre-install"
+		return exitcode.Of(Run(t.Context(), o, preflight.FormatText, Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}))
+	}
+	if code := run(Options{FailOn: "error", Ignore: []string{"all"}}); code != exitcode.OK {
+		t.Fatalf("--ignore-checks=all: exit %d", code)
+	}
+	if code := run(Options{FailOn: "warning", Ignore: []string{"all"}}); code != exitcode.Failed {
+		t.Fatalf("--ignore-checks=all --fail-on=warning: exit %d, want %d", code, exitcode.Failed)
+	}
+}
