@@ -21,7 +21,7 @@ const fixtures = "../../preflight/nodefiles/testdata"
 func TestNodeModeGolden(t *testing.T) {
 	cases := []struct {
 		fixture, mode, format string
-		wantCode            int
+		wantCode              int
 	}{
 		{"kubeadm-1.26-intree", "pre-install", preflight.FormatText, exitcode.Failed},
 		{"kubeadm-1.26-intree", "pre-migrate", preflight.FormatText, exitcode.OK},
