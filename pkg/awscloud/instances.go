@@ -51,14 +51,20 @@ func (i *instancesV2) instanceID(ctx context.Context, node *v1.Node) (string, er
 	return inst.ID, nil
 }
 
+// observe resolves node to its instance and returns what the view knows.
+func (i *instancesV2) observe(ctx context.Context, node *v1.Node) (string, instances.Observation, error) {
+	id, err := i.instanceID(ctx, node)
+	if err != nil {
+		return "", instances.Observation{}, err
+	}
+	obs, err := i.c.view.ByID(ctx, id)
+	return id, obs, err
+}
+
 // InstanceMetadata returns providerID, type, zone, region, addresses and the
 // zone-ID label of the node's instance.
 func (i *instancesV2) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
-	id, err := i.instanceID(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	obs, err := i.c.view.ByID(ctx, id)
+	id, obs, err := i.observe(ctx, node)
 	if err != nil {
 		return nil, err
 	}
@@ -93,11 +99,7 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *v1.Node) (*clo
 // absence grace period. Errors, throttles and timeouts return an error, so
 // the lifecycle controller never deletes a Node because AWS was unreachable.
 func (i *instancesV2) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
-	id, err := i.instanceID(ctx, node)
-	if err != nil {
-		return false, err
-	}
-	obs, err := i.c.view.ByID(ctx, id)
+	id, obs, err := i.observe(ctx, node)
 	if err != nil {
 		return false, err
 	}
@@ -123,11 +125,7 @@ func (i *instancesV2) InstanceExists(ctx context.Context, node *v1.Node) (bool, 
 
 // InstanceShutdown is true for stopped and stopping instances.
 func (i *instancesV2) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
-	id, err := i.instanceID(ctx, node)
-	if err != nil {
-		return false, err
-	}
-	obs, err := i.c.view.ByID(ctx, id)
+	_, obs, err := i.observe(ctx, node)
 	if err != nil {
 		return false, err
 	}
