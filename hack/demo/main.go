@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
 	"github.com/awsccmctl/awsccmctl/internal/testbed"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -217,7 +218,9 @@ func (d *demo) startCCM() error {
 	if err := os.WriteFile(conf, []byte(ini), 0o600); err != nil {
 		return err
 	}
-	port, err := freePort()
+	// If another process takes the port before the CCM binds it, the CCM
+	// exits and the demo fails with its log: acceptable for a demo.
+	port, err := childproc.FreePort()
 	if err != nil {
 		return err
 	}
@@ -285,7 +288,7 @@ func (d *demo) waitLeader(ctx context.Context) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the CCM did not take the Lease kube-system/cloud-controller-manager within %s\n--- tail of %s ---\n%s",
-				d.opts.timeout, d.ccm.logPath, logTail(d.ccm.logPath, 3000))
+				d.opts.timeout, d.ccm.logPath, childproc.LogTail(d.ccm.logPath, 3000))
 		}
 		select {
 		case <-ctx.Done():

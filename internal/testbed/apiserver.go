@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
 )
 
 // ReadyTimeout bounds the wait for kube-apiserver's /readyz.
@@ -150,7 +152,7 @@ func (a *apiServerProc) waitReady(ctx context.Context, timeout time.Duration) er
 		if ctx.Err() != nil && !a.exited() {
 			err = fmt.Errorf("kube-apiserver not ready after %s (last /readyz: %s)", timeout, last)
 		}
-		return fmt.Errorf("%w\n--- tail of %s ---\n%s", err, a.logPath, logTail(a.logPath, logTailBytes))
+		return fmt.Errorf("%w\n--- tail of %s ---\n%s", err, a.logPath, childproc.LogTail(a.logPath, logTailBytes))
 	}
 	return nil
 }

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
 )
 
 // Options configures Start. The zero value is valid.
@@ -106,7 +108,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, retErr error) {
 	c.apiserver, err = startAPIServer(ctx, binDir, c.Dir, c.etcd.clientURL, p, auditPolicyFile, c.AuditLogPath, opts.ExtraAPIServerFlags)
 	if err != nil {
 		if c.etcd.exited() {
-			err = fmt.Errorf("%w\n%s\n--- tail of %s ---\n%s", err, c.etcd.describeExit(), c.etcd.logPath, logTail(c.etcd.logPath, logTailBytes))
+			err = fmt.Errorf("%w\n%s\n--- tail of %s ---\n%s", err, c.etcd.describeExit(), c.etcd.logPath, childproc.LogTail(c.etcd.logPath, logTailBytes))
 		}
 		return nil, err
 	}

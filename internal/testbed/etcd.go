@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
 )
 
 // etcdQuotaBytes is etcd's backend quota (--quota-backend-bytes): large
@@ -73,7 +75,7 @@ func startEtcdOnce(ctx context.Context, binDir, dir string) (_ *etcdProc, collid
 	if err := e.waitHealthy(ctx, 30*time.Second); err != nil {
 		_ = p.stop(0)
 		collided = logContains(logPath, "address already in use")
-		return nil, collided, fmt.Errorf("%w\n--- tail of %s ---\n%s", err, logPath, logTail(logPath, logTailBytes))
+		return nil, collided, fmt.Errorf("%w\n--- tail of %s ---\n%s", err, logPath, childproc.LogTail(logPath, logTailBytes))
 	}
 	return e, false, nil
 }

@@ -3,16 +3,18 @@ package testbed
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
 )
 
-// process is one child (etcd or kube-apiserver) running in its own process
-// group, with stdout and stderr appended to one log file.
+// process is one child (etcd or kube-apiserver) started by childproc.Start
+// (its own process group; on Linux, killed with the test binary), with
+// stdout and stderr appended to one log file.
 type process struct {
 	name    string
 	cmd     *exec.Cmd
@@ -29,8 +31,7 @@ func startProcess(name, bin string, args []string, logPath string) (*process, er
 	fmt.Fprintf(logFile, "### testbed %s: %s %s\n", time.Now().Format(time.RFC3339Nano), bin, strings.Join(args, " "))
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = sysProcAttr()
-	if err := startCmd(cmd); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
@@ -59,11 +60,11 @@ func (p *process) exited() bool {
 // SIGKILL to the group afterwards catches any child left behind.
 func (p *process) stop(grace time.Duration) error {
 	if !p.exited() {
-		_ = signalGroup(p.cmd.Process, syscall.SIGTERM)
+		_ = childproc.SignalGroup(p.cmd.Process, syscall.SIGTERM)
 		select {
 		case <-p.done:
 		case <-time.After(grace):
-			_ = signalGroup(p.cmd.Process, syscall.SIGKILL)
+			_ = childproc.SignalGroup(p.cmd.Process, syscall.SIGKILL)
 			select {
 			case <-p.done:
 			case <-time.After(30 * time.Second):
@@ -71,7 +72,7 @@ func (p *process) stop(grace time.Duration) error {
 			}
 		}
 	}
-	_ = signalGroup(p.cmd.Process, syscall.SIGKILL)
+	_ = childproc.SignalGroup(p.cmd.Process, syscall.SIGKILL)
 	return nil
 }
 
@@ -83,34 +84,8 @@ func (p *process) describeExit() string {
 	return p.name + " exited with status 0"
 }
 
+// logTailBytes is how much of a child's log goes into an error.
 const logTailBytes = 4096
-
-// logTail returns the last lines (at most max bytes) of a log file.
-func logTail(path string, max int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	off := st.Size() - max
-	if off < 0 {
-		off = 0
-	}
-	b, err := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
-	if err != nil {
-		return fmt.Sprintf("(reading log: %v)", err)
-	}
-	if off > 0 {
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			b = b[i+1:]
-		}
-	}
-	return strings.TrimRight(string(b), "\n")
-}
 
 func logContains(path, s string) bool {
 	b, err := os.ReadFile(path)

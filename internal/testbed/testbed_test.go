@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
 )
 
 func TestMain(m *testing.M) { os.Exit(Main(m, nil)) }
@@ -266,7 +268,7 @@ func TestStopIdempotent(t *testing.T) {
 		t.Fatalf("second Stop: %v", err)
 	}
 	for _, pid := range pids {
-		if processAlive(pid) {
+		if childproc.Alive(pid) {
 			t.Errorf("pid %d still alive after Stop", pid)
 		}
 	}

@@ -9,13 +9,11 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +24,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
 )
 
 // sizingFlags size the CCM for a 1,000-node cluster, as the rendered
@@ -55,7 +55,7 @@ var leaseSeq int
 func startCCM(b *testing.B, scenario string, extra ...string) *ccm {
 	b.Helper()
 	requireEnv(b)
-	port, err := freePort()
+	port, err := childproc.FreePort()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,8 +82,7 @@ func startCCM(b *testing.B, scenario string, extra ...string) *ccm {
 	c.cmd = exec.Command(env.ccmBinary, args...)
 	c.cmd.Env = ccmEnv()
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := spawn(c.cmd); err != nil {
+	if err := childproc.Start(c.cmd); err != nil { // own process group; SIGKILLed if the test binary dies
 		b.Fatalf("start CCM: %v", err)
 	}
 	go func() { _ = c.cmd.Wait(); f.Close(); close(c.exited) }()
@@ -105,7 +104,7 @@ func startCCM(b *testing.B, scenario string, extra ...string) *ccm {
 		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "", nil
 	})
 	if err != nil {
-		b.Fatalf("%s: CCM did not take its lease: %v; tail of %s:\n%s", scenario, err, c.logPath, tail(c.logPath, 3000))
+		b.Fatalf("%s: CCM did not take its lease: %v; tail of %s:\n%s", scenario, err, c.logPath, childproc.LogTail(c.logPath, 3000))
 	}
 	return c
 }
@@ -142,7 +141,7 @@ func (c *ccm) stop() {
 				c.anonMiB, c.fileMiB = float64(anon)/1024, float64(file)/1024
 				recordRSS(c.scenario, c.peakMiB, c.anonMiB, c.fileMiB)
 			}
-			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+			_ = childproc.SignalGroup(c.cmd.Process, syscall.SIGKILL)
 		}
 		select {
 		case <-c.exited:
@@ -271,49 +270,4 @@ func (c *ccm) throttles(b *testing.B) float64 {
 		b.Fatalf("scrape CCM metrics: %v", err)
 	}
 	return m["aws_ccm_api_throttles_total"]
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func tail(path string, n int) string {
-	data, _ := os.ReadFile(path)
-	if len(data) > n {
-		data = data[len(data)-n:]
-	}
-	return string(data)
-}
-
-// Pdeathsig fires when the thread that forked the child exits, and the Go
-// runtime ends threads, so children are forked from one goroutine locked to
-// its thread for the life of the test binary (as internal/testbed does).
-var (
-	spawnOnce sync.Once
-	spawnCh   chan spawnReq
-)
-
-type spawnReq struct {
-	cmd *exec.Cmd
-	res chan error
-}
-
-func spawn(cmd *exec.Cmd) error {
-	spawnOnce.Do(func() {
-		spawnCh = make(chan spawnReq)
-		go func() {
-			runtime.LockOSThread() // never unlocked
-			for r := range spawnCh {
-				r.res <- r.cmd.Start()
-			}
-		}()
-	})
-	res := make(chan error, 1)
-	spawnCh <- spawnReq{cmd: cmd, res: res}
-	return <-res
 }

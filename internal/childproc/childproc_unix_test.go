@@ -1,0 +1,64 @@
+//go:build unix
+
+package childproc
+
+import (
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestStartSignalGroup(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command(sleep, "30")
+	callerAttr := &syscall.SysProcAttr{}
+	cmd.SysProcAttr = callerAttr
+	if err := Start(cmd); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }() // reap, or the zombie stays Alive
+	pid := cmd.Process.Pid
+	t.Cleanup(func() { _ = SignalGroup(cmd.Process, syscall.SIGKILL) })
+
+	if callerAttr.Setpgid {
+		t.Errorf("Start modified the caller's SysProcAttr")
+	}
+	if !cmd.SysProcAttr.Setpgid {
+		t.Errorf("Setpgid not set: %+v", *cmd.SysProcAttr)
+	}
+	if pgid, err := syscall.Getpgid(pid); err != nil || pgid != pid {
+		t.Errorf("Getpgid(%d) = %d, %v; want its own group", pid, pgid, err)
+	}
+	if !Alive(pid) {
+		t.Fatalf("pid %d not alive after Start", pid)
+	}
+
+	if err := SignalGroup(cmd.Process, syscall.SIGTERM); err != nil {
+		t.Fatalf("SignalGroup: %v", err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for Alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still alive 2s after SIGTERM to its group", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "terminated") {
+		t.Errorf("Wait = %v, want killed by SIGTERM", err)
+	}
+}
+
+func TestStartRejectsSetsid(t *testing.T) {
+	cmd := exec.Command("true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := Start(cmd); err == nil {
+		_ = cmd.Wait()
+		t.Fatal("Start with Setsid succeeded")
+	}
+}
