@@ -14,6 +14,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
@@ -65,6 +66,11 @@ func checksPage() []byte {
 	b.WriteString("## Node mode (`--node`)\n\n")
 	b.WriteString("| ID | category | severity | checks that |\n|---|---|---|---|\n")
 	for _, c := range nodechecks.Checks(nodechecks.Input{Node: &nodefiles.Node{}, Mode: preflight.ModePreInstall}) {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, c.Category, c.Severity, c.Title)
+	}
+	b.WriteString("\n## AWS (node and cluster mode)\n\n")
+	b.WriteString("| ID | category | severity | checks that |\n|---|---|---|---|\n")
+	for _, c := range awschecks.Checks(awschecks.Input{Mode: preflight.ModePreInstall}) {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, c.Category, c.Severity, c.Title)
 	}
 	return b.Bytes()

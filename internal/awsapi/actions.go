@@ -61,6 +61,16 @@ var registry = []Action{
 		Why: "show which principal the CCM runs as"},
 	{Service: ServiceSTS, Operation: "AssumeRole", Components: []string{ComponentCCM},
 		Why: "cloud config RoleARN: act as another role (granted on the target role's trust policy)"},
+	{Service: ServiceEC2, Operation: "DescribeSubnets", Components: []string{ComponentPreflight},
+		Why: "preflight aws-subnets-tagged: per zone a cluster-tagged subnet with a kubernetes.io/role/elb or internal-elb tag"},
+	{Service: ServiceEC2, Operation: "DescribeSecurityGroups", Components: []string{ComponentPreflight},
+		Why: "preflight aws-security-groups: exactly one cluster-tagged security group per instance"},
+	{Service: ServiceIAM, Operation: "GetInstanceProfile", Components: []string{ComponentPreflight},
+		Why: "preflight aws-iam-permissions: the role of the control-plane instances' instance profile"},
+	{Service: ServiceIAM, Operation: "GetRole", Components: []string{ComponentPreflight},
+		Why: "preflight aws-iam-permissions: the role ARN (with its path) behind an assumed-role caller"},
+	{Service: ServiceIAM, Operation: "SimulatePrincipalPolicy", Components: []string{ComponentPreflight},
+		Why: "preflight aws-iam-permissions: simulate the CCM's actions for the role the CCM will run as"},
 }
 
 // Registered reports whether service/operation is in the registry.

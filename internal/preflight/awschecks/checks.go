@@ -1,0 +1,254 @@
+package awschecks
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+)
+
+// Category of every check here.
+const Category = "aws"
+
+// Check IDs. They are stable: documented and used by --ignore-checks; never
+// rename one.
+const (
+	IDIdentity         = "aws-identity"
+	IDClusterID        = "aws-cluster-id"
+	IDInstancesExist   = "aws-instances-exist"
+	IDSubnetsTagged    = "aws-subnets-tagged"
+	IDSecurityGroups   = "aws-security-groups"
+	IDIMDS             = "aws-imds"
+	IDIAMPermissions   = "aws-iam-permissions"
+	describeBatch      = 150 // instance IDs per DescribeInstances (filter values are capped at 200)
+	groupBatch         = 200 // group IDs per DescribeSecurityGroups
+	listShown          = 10  // items a message lists before "and N more"
+	clusterTagPrefix   = "kubernetes.io/cluster/"
+	legacyClusterTag   = "KubernetesCluster"
+	roleELBTag         = "kubernetes.io/role/elb"
+	roleInternalELBTag = "kubernetes.io/role/internal-elb"
+)
+
+// CCMPolicyFile is the generated policy granting what the CCM calls, by its
+// path in the repository and the release archive.
+const CCMPolicyFile = "iam/ccm-policy.json"
+
+// EC2API lists the EC2 calls of these checks.
+type EC2API interface {
+	DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+	DescribeSubnets(context.Context, *ec2.DescribeSubnetsInput, ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
+	DescribeSecurityGroups(context.Context, *ec2.DescribeSecurityGroupsInput, ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
+}
+
+// STSAPI lists the STS calls of these checks.
+type STSAPI interface {
+	GetCallerIdentity(context.Context, *sts.GetCallerIdentityInput, ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error)
+}
+
+// IAMAPI lists the IAM calls of these checks; awsapi.NewIAM builds one.
+type IAMAPI interface {
+	GetInstanceProfile(context.Context, *iam.GetInstanceProfileInput, ...func(*iam.Options)) (*iam.GetInstanceProfileOutput, error)
+	GetRole(context.Context, *iam.GetRoleInput, ...func(*iam.Options)) (*iam.GetRoleOutput, error)
+	SimulatePrincipalPolicy(context.Context, *iam.SimulatePrincipalPolicyInput, ...func(*iam.Options)) (*iam.SimulatePrincipalPolicyOutput, error)
+}
+
+// Input is what the AWS checks look at.
+type Input struct {
+	// Clients supplies EC2 and STS (awsapi.NewClients). Nil: aws-identity
+	// fails and every other check is skipped.
+	Clients *awsapi.Clients
+	// IAM is the IAM client (awsapi.NewIAM). It is separate from Clients
+	// because only preflight calls IAM. Nil: aws-iam-permissions is skipped.
+	IAM IAMAPI
+	// CloudConfig is the CCM's cloud config; nil means none.
+	CloudConfig *cloudconfig.Config
+	// ClusterID is the cluster ID preflight was given; empty: the cloud
+	// config's, else the one the instances are tagged with.
+	ClusterID string
+	// InstanceIDs are the instances of the cluster's Nodes (from their
+	// providerIDs); empty in node mode.
+	InstanceIDs []string
+	// ControlPlaneInstanceIDs are the instances the CCM will run on.
+	ControlPlaneInstanceIDs []string
+	// HostNetwork tells whether the CCM runs with hostNetwork: true.
+	HostNetwork bool
+	// Mode is the moment preflight runs at.
+	Mode preflight.Mode
+}
+
+// ccmActions returns the actions the CCM calls; tests add a mutating one
+// while the registry has none.
+var ccmActions = func() []awsapi.Action { return awsapi.Actions(awsapi.ComponentCCM) }
+
+// Checks returns the AWS checks in report order. aws-identity comes first
+// and every other check requires it; the subnet and security-group checks
+// also require aws-cluster-id, since they look for the cluster's tag.
+func Checks(in Input) []preflight.Check {
+	r := &runner{in: in, iam: in.IAM}
+	if in.Clients != nil {
+		r.ec2, r.sts = in.Clients.EC2, in.Clients.STS
+	}
+	if c, ok := in.IAM.(*iam.Client); ok && c == nil {
+		r.iam = nil // a typed nil would panic on first use
+	}
+	c := func(id, title string, sev preflight.Severity, req []string, run func(context.Context) preflight.Result) preflight.Check {
+		return preflight.Check{ID: id, Category: Category, Title: title, Severity: sev, Requires: req, Run: run}
+	}
+	const errSev, warnSev = preflight.SeverityError, preflight.SeverityWarning
+	identity, cluster := []string{IDIdentity}, []string{IDIdentity, IDClusterID}
+	return []preflight.Check{
+		c(IDIdentity, "AWS credentials work (STS GetCallerIdentity)", errSev, nil, r.identity),
+		c(IDClusterID, "Cluster ID known and consistent, instances tagged with it", errSev, identity, r.clusterID),
+		c(IDInstancesExist, "Every Node's instance exists", errSev, identity, r.instancesExist),
+		c(IDSubnetsTagged, "Each zone has a cluster-tagged load-balancer subnet", warnSev, cluster, r.subnetsTagged),
+		c(IDSecurityGroups, "Each instance has exactly one cluster-tagged security group", warnSev, cluster, r.securityGroups),
+		c(IDIMDS, "Control-plane IMDS settings fit how the CCM runs", warnSev, identity, r.imds),
+		c(IDIAMPermissions, "The CCM's principal is allowed every action the CCM calls", errSev, identity, r.iamPermissions),
+	}
+}
+
+// runner holds the input and what the checks fetched, so that every check
+// shares one batched lookup.
+type runner struct {
+	in  Input
+	ec2 EC2API
+	sts STSAPI
+	iam IAMAPI
+
+	mu        sync.Mutex
+	caller    *sts.GetCallerIdentityOutput
+	callerErr error
+	instDone  bool
+	inst      *instanceSet
+	instErr   error
+}
+
+// instanceSet is what DescribeInstances said about the requested IDs.
+type instanceSet struct {
+	ids  []string                  // requested, deduplicated, in order
+	byID map[string]types.Instance // found, any state
+}
+
+// live returns the found instances that are not terminated or shutting
+// down, in request order; only lists those of ids when given.
+func (s *instanceSet) live(ids ...string) []types.Instance {
+	var out []types.Instance
+	for _, id := range s.ids {
+		in, ok := s.byID[id]
+		if ok && !gone(in) && (len(ids) == 0 || slices.Contains(ids, id)) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+func gone(in types.Instance) bool {
+	state := types.InstanceStateName("")
+	if in.State != nil {
+		state = in.State.Name
+	}
+	return state == types.InstanceStateNameTerminated || state == types.InstanceStateNameShuttingDown
+}
+
+// callerIdentity calls STS GetCallerIdentity once.
+func (r *runner) callerIdentity(ctx context.Context) (*sts.GetCallerIdentityOutput, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.caller == nil && r.callerErr == nil {
+		r.caller, r.callerErr = r.sts.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	}
+	return r.caller, r.callerErr
+}
+
+// instances describes every requested instance once: one DescribeInstances
+// per 150 IDs, by the instance-id filter (an InstanceIds list fails whole
+// when one ID is unknown).
+func (r *runner) instances(ctx context.Context) (*instanceSet, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.instDone {
+		return r.inst, r.instErr
+	}
+	r.instDone = true
+	set := &instanceSet{byID: map[string]types.Instance{}}
+	for _, id := range slices.Concat(r.in.InstanceIDs, r.in.ControlPlaneInstanceIDs) {
+		if id != "" && !slices.Contains(set.ids, id) {
+			set.ids = append(set.ids, id)
+		}
+	}
+	for batch := range slices.Chunk(set.ids, describeBatch) {
+		p := ec2.NewDescribeInstancesPaginator(r.ec2, &ec2.DescribeInstancesInput{
+			Filters:    []types.Filter{{Name: aws.String("instance-id"), Values: batch}},
+			MaxResults: aws.Int32(1000),
+		})
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				r.instErr = fmt.Errorf("describe %d instances: %w", len(batch), err)
+				return nil, r.instErr
+			}
+			for _, res := range out.Reservations {
+				for _, in := range res.Instances {
+					set.byID[aws.ToString(in.InstanceId)] = in
+				}
+			}
+		}
+	}
+	r.inst = set
+	return set, nil
+}
+
+// describeFailed is the result when DescribeInstances failed.
+func describeFailed(err error) preflight.Result {
+	return preflight.Fail("grant the caller ec2:DescribeInstances (attach iam/preflight-policy.json) and check the EC2 endpoint, then run preflight again",
+		"%v", err)
+}
+
+// tags returns EC2 tags as a map.
+func tags(ts []types.Tag) map[string]string {
+	m := make(map[string]string, len(ts))
+	for _, t := range ts {
+		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return m
+}
+
+// hasClusterTag reports whether tags mark a resource as the cluster's, as
+// the CCM decides it: the kubernetes.io/cluster/<id> key with any value, or
+// the legacy KubernetesCluster=<id>.
+func hasClusterTag(m map[string]string, id string) bool {
+	_, ok := m[clusterTagPrefix+id]
+	return ok || m[legacyClusterTag] == id
+}
+
+// short lists at most listShown items, then says how many more there are.
+func short(items []string) string {
+	if len(items) <= listShown {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:listShown], ", "), len(items)-listShown)
+}
+
+// createTagsCmd is the AWS CLI command adding tags (Key=Value pairs).
+func createTagsCmd(resources []string, kv ...string) string {
+	if len(resources) > listShown {
+		resources = resources[:listShown]
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "aws ec2 create-tags --resources %s --tags", strings.Join(resources, " "))
+	for i := 0; i+1 < len(kv); i += 2 {
+		fmt.Fprintf(&b, " Key=%s,Value=%s", kv[i], kv[i+1])
+	}
+	return b.String()
+}

@@ -1,0 +1,19 @@
+// Package awschecks holds the AWS checks of `awsccmctl preflight`: who the
+// caller is, whether the cluster ID is known and consistent, whether the
+// cluster's instances exist, whether subnets and security groups carry the
+// tags the CCM looks for, whether the control-plane instances' IMDS settings
+// fit how the CCM will run, and whether the principal the CCM will run as is
+// granted every AWS action the CCM calls (simulated by IAM, with the cluster's
+// resource tag in the context so tag conditions are really evaluated).
+//
+// Checks builds the list; every check is present in every run so reports
+// have the same shape, and a check that has nothing to look at is skipped
+// with the reason. AWS is reached through the small interfaces declared
+// here (EC2API, STSAPI, IAMAPI) and every call is batched: one
+// DescribeInstances per 150 instance IDs for all checks together, one
+// DescribeSubnets, one DescribeSecurityGroups per 200 groups and one
+// paginated SimulatePrincipalPolicy per principal. Every action is
+// registered in internal/awsapi for the preflight component, so
+// iam/preflight-policy.json grants exactly what these checks need. The
+// checks only read.
+package awschecks

@@ -1,0 +1,134 @@
+package awschecks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/test/awsemu"
+)
+
+// Demo fixture names (test/awsemu/testdata/demo.yaml).
+const (
+	demoA          = "i-0a1b2c3d4e5f60001" // us-east-1a, instance profile demo-node (role control-plane)
+	demoB          = "i-0a1b2c3d4e5f60002" // us-east-1b
+	demoC          = "i-0a1b2c3d4e5f60003" // us-east-1c, IMDS hop limit 1, no instance profile
+	demoStopped    = "i-0a1b2c3d4e5f60004"
+	demoTerminated = "i-0a1b2c3d4e5f60005"
+	demoVPC        = "vpc-0demo000000000001"
+	demoSG         = "sg-0demo000000000001"
+	subnetC        = "subnet-0demo00000000000c"
+	role           = "control-plane"
+)
+
+const (
+	pass = preflight.StatusPass
+	warn = preflight.StatusWarn
+	fail = preflight.StatusFail
+	skip = preflight.StatusSkip
+)
+
+// ids lists the check IDs in Checks order; table builds expected statuses.
+var ids = []string{IDIdentity, IDClusterID, IDInstancesExist, IDSubnetsTagged, IDSecurityGroups, IDIMDS, IDIAMPermissions}
+
+func table(s ...preflight.Status) map[string]preflight.Status {
+	out := map[string]preflight.Status{}
+	for i, id := range ids {
+		out[id] = s[i]
+	}
+	return out
+}
+
+// env is one emulator with the real SDK clients pointed at it through the
+// environment, as an operator would.
+type env struct {
+	srv     *awsemu.Server
+	clients *awsapi.Clients
+	iam     IAMAPI
+}
+
+// start loads the demo fixture, lets fix change it, serves it and builds
+// the clients. creds=false leaves the SDK without credentials.
+func start(t *testing.T, fix func(*awsemu.Fixture), creds bool) env {
+	t.Helper()
+	f, err := awsemu.LoadFixture("../../../test/awsemu/testdata/demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fix != nil {
+		fix(f)
+	}
+	srv, url, stop, err := awsemu.Start(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL": url, "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_ACCESS_KEY_ID": "AKIDUNITTEST", "AWS_SECRET_ACCESS_KEY": "unit-test-secret",
+		"AWS_PROFILE": "", "AWS_SESSION_TOKEN": "", "AWS_ROLE_ARN": "", "AWS_WEB_IDENTITY_TOKEN_FILE": "",
+		"AWS_CONTAINER_CREDENTIALS_FULL_URI": "", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "",
+	} {
+		t.Setenv(k, v)
+	}
+	if !creds {
+		t.Setenv("AWS_ACCESS_KEY_ID", "")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	}
+	ctx := context.Background()
+	o := awsapi.Options{Region: "us-east-1"}
+	clients, err := awsapi.NewClients(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iamClient, err := awsapi.NewIAM(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env{srv: srv, clients: clients, iam: iamClient}
+}
+
+// baseInput is the demo cluster's live nodes, the CCM on demoA with
+// hostNetwork.
+func (e env) baseInput() Input {
+	return Input{Clients: e.clients, IAM: e.iam, InstanceIDs: []string{demoA, demoB, demoC, demoStopped},
+		ControlPlaneInstanceIDs: []string{demoA}, HostNetwork: true, Mode: preflight.ModePreInstall}
+}
+
+// run runs the checks and returns the findings by ID.
+func run(t *testing.T, in Input) map[string]preflight.Finding {
+	t.Helper()
+	rep, err := preflight.Run(context.Background(), Checks(in), preflight.Options{Mode: in.Mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]preflight.Finding{}
+	for _, f := range rep.Findings {
+		out[f.ID] = f
+	}
+	return out
+}
+
+// withCCMActions makes the simulation cover extra actions (tests only),
+// as a registry with mutating CCM actions would.
+func withCCMActions(t *testing.T, extra ...awsapi.Action) {
+	orig := ccmActions
+	ccmActions = func() []awsapi.Action { return append(orig(), extra...) }
+	t.Cleanup(func() { ccmActions = orig })
+}
+
+// instanceID is the i-... ID of the n-th extra instance.
+func instanceID(n int) string { return fmt.Sprintf("i-%017x", 0xa0000+n) }
+
+// denyPolicy is an inline policy denying one action.
+func denyPolicy(action string) string {
+	return fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"%s","Resource":"*"}]}`, action)
+}
+
+// ccmPolicy is the demo's managed policy with other statements.
+func ccmPolicy(f *awsemu.Fixture, statements string) {
+	f.IAM.Policies[0].Document = awsemu.PolicyDocument(`{"Version":"2012-10-17","Statement":[` + statements + `]}`)
+}
