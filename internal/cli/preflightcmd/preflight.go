@@ -14,6 +14,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
@@ -29,11 +30,19 @@ type Options struct {
 	Ignore     []string
 	FailOn     string
 	Categories []string
+	// AWS runs the AWS checks too.
+	AWS bool
+	// CloudConfig is the CCM's cloud-config file (region, cluster ID, endpoints).
+	CloudConfig string
+	// Region overrides the region.
+	Region string
+	// HostNetwork says the CCM will run with hostNetwork: true.
+	HostNetwork bool
 }
 
 // NewCommand returns the preflight command; output returns the -o value.
 func NewCommand(streams Streams, output func() (string, error)) *cobra.Command {
-	o := &Options{Mode: string(preflight.ModePreInstall), Root: "/", FailOn: "error"}
+	o := &Options{Mode: string(preflight.ModePreInstall), Root: "/", FailOn: "error", AWS: true, HostNetwork: true}
 	cmd := &cobra.Command{
 		Use:   "preflight",
 		Short: "Check every prerequisite of the external AWS cloud controller manager; changes nothing",
@@ -60,6 +69,10 @@ the cluster exists. Exit codes: 0 all passed, 1 checks failed, 2 usage error,
 	f.StringSliceVar(&o.Ignore, "ignore-checks", nil, "check IDs whose failures become warnings, or all")
 	f.StringVar(&o.FailOn, "fail-on", o.FailOn, "what fails the run: error, or warning")
 	f.StringSliceVar(&o.Categories, "category", nil, "run only these categories")
+	f.BoolVar(&o.AWS, "aws", o.AWS, "also check AWS: identity, cluster tags, instances, IMDS settings and IAM permissions")
+	f.StringVar(&o.CloudConfig, "cloud-config", "", "the CCM's cloud-config file (region, VPC, cluster ID, endpoint overrides)")
+	f.StringVar(&o.Region, "region", "", "AWS region (default: from --cloud-config, else IMDS)")
+	f.BoolVar(&o.HostNetwork, "host-network", o.HostNetwork, "the CCM will run with hostNetwork: true (as the rendered install does)")
 	return cmd
 }
 
@@ -83,6 +96,13 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 		return exitcode.UsageError(fmt.Errorf("read node files under %s: %w", o.Root, err))
 	}
 	checks := nodechecks.Checks(nodechecks.Input{Node: node, Mode: mode})
+	if o.AWS {
+		in, err := awsNodeInput(ctx, o, node, mode)
+		if err != nil {
+			return err
+		}
+		checks = append(checks, awschecks.Checks(in)...)
+	}
 	report, err := preflight.Run(ctx, checks, preflight.Options{
 		Mode: mode, Categories: o.Categories, Ignore: o.Ignore, FailOnWarning: o.FailOn == "warning",
 	})

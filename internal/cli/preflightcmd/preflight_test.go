@@ -33,7 +33,7 @@ func TestNodeModeGolden(t *testing.T) {
 		name := tc.fixture + "-" + tc.mode + "." + tc.format
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := Run(t.Context(), Options{Mode: tc.mode, Node: true, Root: filepath.Join(fixtures, tc.fixture), FailOn: "error"},
+			err := Run(t.Context(), Options{Mode: tc.mode, Node: true, Root: filepath.Join(fixtures, tc.fixture), FailOn: "error", AWS: false},
 				tc.format, Streams{Out: &out, Err: &bytes.Buffer{}})
 			if code := exitcode.Of(err); code != tc.wantCode {
 				t.Fatalf("exit code %d (%v), want %d", code, err, tc.wantCode)

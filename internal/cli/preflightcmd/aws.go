@@ -1,0 +1,89 @@
+package preflightcmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+	"github.com/awsccmctl/awsccmctl/pkg/providerid"
+)
+
+// imdsTimeout bounds the IMDS questions; off EC2 nothing answers.
+const imdsTimeout = 5 * time.Second
+
+// awsNodeInput builds the AWS checks' input for node mode: the region from
+// --region, the cloud config, or IMDS; this node's instance from its
+// kubelet providerID or IMDS.
+func awsNodeInput(ctx context.Context, o Options, node *nodefiles.Node, mode preflight.Mode) (awschecks.Input, error) {
+	cc, err := cloudconfig.Load(o.CloudConfig)
+	if err != nil {
+		return awschecks.Input{}, exitcode.UsageError(err)
+	}
+	region := o.Region
+	if region == "" {
+		region, _ = cc.RegionFromConfig()
+	}
+	var self string
+	if id := kubeletInstanceID(node); id != "" {
+		self = id
+	}
+	if region == "" || self == "" {
+		ictx, cancel := context.WithTimeout(ctx, imdsTimeout)
+		defer cancel()
+		if client, err := awsapi.NewIMDS(ictx, awsapi.Options{CloudConfig: cc}); err == nil {
+			if doc, err := client.GetInstanceIdentityDocument(ictx, &imds.GetInstanceIdentityDocumentInput{}); err == nil {
+				if region == "" {
+					region = doc.Region
+				}
+				if self == "" {
+					self = doc.InstanceID
+				}
+			}
+		}
+	}
+	if region == "" {
+		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf(
+			"the AWS region is unknown: pass --region, set Region in the --cloud-config file, or run on EC2 where IMDS answers; --aws=false skips the AWS checks")}
+	}
+	opts := awsapi.Options{Region: region, CloudConfig: cc}
+	clients, err := awsapi.NewClients(ctx, opts)
+	if err != nil {
+		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+	}
+	iamClient, err := awsapi.NewIAM(ctx, opts)
+	if err != nil {
+		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+	}
+	in := awschecks.Input{Clients: clients, IAM: iamClient, CloudConfig: cc, ClusterID: cc.ClusterID(), HostNetwork: o.HostNetwork, Mode: mode}
+	if self != "" {
+		in.InstanceIDs = []string{self}
+		if len(node.StaticPods) > 0 {
+			in.ControlPlaneInstanceIDs = []string{self}
+		}
+	}
+	return in, nil
+}
+
+// kubeletInstanceID is the instance ID in the kubelet's --provider-id or
+// configuration providerID, if any.
+func kubeletInstanceID(node *nodefiles.Node) string {
+	if node.Kubelet == nil {
+		return ""
+	}
+	pid, _ := node.Kubelet.Flags.Get("provider-id")
+	if pid == "" && node.Kubelet.Config != nil {
+		pid = node.Kubelet.Config.ProviderID
+	}
+	if id, err := providerid.Parse(pid); err == nil {
+		return id.InstanceID
+	}
+	return ""
+}
