@@ -15,6 +15,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
@@ -66,6 +67,14 @@ func checksPage() []byte {
 	b.WriteString("## Node mode (`--node`)\n\n")
 	b.WriteString("| ID | category | severity | checks that |\n|---|---|---|---|\n")
 	for _, c := range nodechecks.Checks(nodechecks.Input{Node: &nodefiles.Node{}, Mode: preflight.ModePreInstall}) {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, c.Category, c.Severity, c.Title)
+	}
+	b.WriteString("\n## Cluster mode (default)\n\n")
+	b.WriteString("Severities shown are those of `--mode=pre-install`; `nodes-provider-id` and\n")
+	b.WriteString("`nodes-uninitialized` are errors in `post-install`, and `conflicts-ccm-lease` is an\n")
+	b.WriteString("error only in `pre-install`.\n\n")
+	b.WriteString("| ID | category | severity | checks that |\n|---|---|---|---|\n")
+	for _, c := range clusterchecks.Checks(clusterchecks.Input{Mode: preflight.ModePreInstall}) {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, c.Category, c.Severity, c.Title)
 	}
 	b.WriteString("\n## AWS (node and cluster mode)\n\n")

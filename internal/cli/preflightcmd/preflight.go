@@ -11,10 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
@@ -38,20 +41,26 @@ type Options struct {
 	Region string
 	// HostNetwork says the CCM will run with hostNetwork: true.
 	HostNetwork bool
+	// Kube builds the cluster client in cluster mode (kubectl's flags).
+	Kube *genericclioptions.ConfigFlags
 }
 
 // NewCommand returns the preflight command; output returns the -o value.
 func NewCommand(streams Streams, output func() (string, error)) *cobra.Command {
-	o := &Options{Mode: string(preflight.ModePreInstall), Root: "/", FailOn: "error", AWS: true, HostNetwork: true}
+	o := &Options{Mode: string(preflight.ModePreInstall), Root: "/", FailOn: "error", AWS: true, HostNetwork: true,
+		Kube: genericclioptions.NewConfigFlags(true)}
 	cmd := &cobra.Command{
 		Use:   "preflight",
 		Short: "Check every prerequisite of the external AWS cloud controller manager; changes nothing",
 		Long: `preflight checks what would make the AWS cloud controller manager fail or
 misbehave and says how to fix each problem. It only reads.
 
-With --node it reads the files of the node it runs on (static pod manifests,
-kubelet flags and configuration), which is what bootstrap scripts call before
-the cluster exists. Exit codes: 0 all passed, 1 checks failed, 2 usage error,
+Without --node it reads the cluster through the API (kubectl's kubeconfig
+flags): versions, control-plane flags from the mirror Pods and kubeadm-config,
+Nodes, Leases and other CCMs. With --node it reads the files of the node it
+runs on (static pod manifests, kubelet flags and configuration), which is what
+bootstrap scripts call before the cluster exists. --aws (on by default) adds
+the AWS checks: identity, tags, instances, IMDS settings and IAM permissions. Exit codes: 0 all passed, 1 checks failed, 2 usage error,
 3 the cluster or AWS could not be reached.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -73,6 +82,7 @@ the cluster exists. Exit codes: 0 all passed, 1 checks failed, 2 usage error,
 	f.StringVar(&o.CloudConfig, "cloud-config", "", "the CCM's cloud-config file (region, VPC, cluster ID, endpoint overrides)")
 	f.StringVar(&o.Region, "region", "", "AWS region (default: from --cloud-config, else IMDS)")
 	f.BoolVar(&o.HostNetwork, "host-network", o.HostNetwork, "the CCM will run with hostNetwork: true (as the rendered install does)")
+	o.Kube.AddFlags(f)
 	return cmd
 }
 
@@ -88,20 +98,9 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 	if o.FailOn != "error" && o.FailOn != "warning" {
 		return exitcode.UsageError(fmt.Errorf("--fail-on %q: want error or warning", o.FailOn))
 	}
-	if !o.Node {
-		return exitcode.UsageError(fmt.Errorf("cluster mode is not available yet: run preflight with --node on a node (and --root DIR for a mounted file system)"))
-	}
-	node, err := nodefiles.Read(o.Root)
+	checks, err := o.checks(ctx, mode)
 	if err != nil {
-		return exitcode.UsageError(fmt.Errorf("read node files under %s: %w", o.Root, err))
-	}
-	checks := nodechecks.Checks(nodechecks.Input{Node: node, Mode: mode})
-	if o.AWS {
-		in, err := awsNodeInput(ctx, o, node, mode)
-		if err != nil {
-			return err
-		}
-		checks = append(checks, awschecks.Checks(in)...)
+		return err
 	}
 	report, err := preflight.Run(ctx, checks, preflight.Options{
 		Mode: mode, Categories: o.Categories, Ignore: o.Ignore, FailOnWarning: o.FailOn == "warning",
@@ -112,10 +111,54 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 	if err := preflight.Write(streams.Out, report, format, isTerminal(streams.Out)); err != nil {
 		return err
 	}
+	for _, f := range report.Findings {
+		if f.ID == clusterchecks.IDClusterReachable && f.Status == preflight.StatusFail {
+			return &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf("cannot reach the cluster: %s", f.Message)}
+		}
+	}
 	if !report.Success {
 		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("preflight failed: %s", failedIDs(report))}
 	}
 	return nil
+}
+
+// checks builds the checks for node or cluster mode.
+func (o Options) checks(ctx context.Context, mode preflight.Mode) ([]preflight.Check, error) {
+	if o.Node {
+		node, err := nodefiles.Read(o.Root)
+		if err != nil {
+			return nil, exitcode.UsageError(fmt.Errorf("read node files under %s: %w", o.Root, err))
+		}
+		checks := nodechecks.Checks(nodechecks.Input{Node: node, Mode: mode})
+		if o.AWS {
+			in, err := awsNodeInput(ctx, o, node, mode)
+			if err != nil {
+				return nil, err
+			}
+			checks = append(checks, awschecks.Checks(in)...)
+		}
+		return checks, nil
+	}
+	if o.Kube == nil {
+		o.Kube = genericclioptions.NewConfigFlags(true)
+	}
+	cfg, err := o.Kube.ToRESTConfig()
+	if err != nil {
+		return nil, exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
+	}
+	checks := clusterchecks.Checks(clusterchecks.Input{Client: client, Mode: mode})
+	if o.AWS {
+		in, err := awsClusterInput(ctx, o, client, mode)
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, awschecks.Checks(in)...)
+	}
+	return checks, nil
 }
 
 func failedIDs(r preflight.Report) string {

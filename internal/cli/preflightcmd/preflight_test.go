@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
@@ -65,7 +67,6 @@ func TestUsageErrors(t *testing.T) {
 	cases := map[string]Options{
 		"bad mode":       {Mode: "during-lunch", Node: true, Root: fixtures, FailOn: "error"},
 		"bad fail-on":    {Mode: "pre-install", Node: true, Root: fixtures, FailOn: "sometimes"},
-		"cluster mode":   {Mode: "pre-install", FailOn: "error"},
 		"unknown ignore": {Mode: "pre-install", Node: true, Root: filepath.Join(fixtures, "kops-node"), FailOn: "error", Ignore: []string{"no-such-check"}},
 	}
 	for name, o := range cases {
@@ -89,5 +90,15 @@ func TestIgnoreAndFailOn(t *testing.T) {
 	}
 	if code := run(Options{FailOn: "warning", Ignore: []string{"all"}}); code != exitcode.Failed {
 		t.Fatalf("--ignore-checks=all --fail-on=warning: exit %d, want %d", code, exitcode.Failed)
+	}
+}
+
+func TestClusterUnreachableExitsThree(t *testing.T) {
+	kube := genericclioptions.NewConfigFlags(false)
+	server, kubeconfig := "https://127.0.0.1:1", os.DevNull
+	kube.APIServer, kube.KubeConfig = &server, &kubeconfig
+	err := Run(t.Context(), Options{Mode: "pre-install", FailOn: "error", Kube: kube}, preflight.FormatText, Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
+	if code := exitcode.Of(err); code != exitcode.Unreachable {
+		t.Fatalf("exit code %d (%v), want %d", code, err, exitcode.Unreachable)
 	}
 }

@@ -1,0 +1,72 @@
+package preflightcmd
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
+
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+	"github.com/awsccmctl/awsccmctl/pkg/providerid"
+)
+
+// controlPlaneLabel marks control-plane Nodes (kubeadm and kops).
+const controlPlaneLabel = "node-role.kubernetes.io/control-plane"
+
+// awsClusterInput builds the AWS checks' input for cluster mode: instance
+// IDs from the Nodes' providerIDs, the region from --region, the cloud
+// config, or the Nodes' topology.kubernetes.io/region label.
+func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface, mode preflight.Mode) (awschecks.Input, error) {
+	cc, err := cloudconfig.Load(o.CloudConfig)
+	if err != nil {
+		return awschecks.Input{}, exitcode.UsageError(err)
+	}
+	var ids, controlPlane []string
+	region := o.Region
+	if region == "" {
+		region, _ = cc.RegionFromConfig()
+	}
+	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		return client.CoreV1().Nodes().List(ctx, opts)
+	})
+	p.PageSize = 500
+	err = p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+		n := obj.(*v1.Node)
+		if id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
+			ids = append(ids, id.InstanceID)
+			if _, ok := n.Labels[controlPlaneLabel]; ok {
+				controlPlane = append(controlPlane, id.InstanceID)
+			}
+		}
+		if region == "" {
+			region = n.Labels[v1.LabelTopologyRegion]
+		}
+		return nil
+	})
+	if err != nil {
+		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf("list Nodes: %w", err)}
+	}
+	if region == "" {
+		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf(
+			"the AWS region is unknown: pass --region or set Region in the --cloud-config file (no Node has a %s label); --aws=false skips the AWS checks", v1.LabelTopologyRegion)}
+	}
+	opts := awsapi.Options{Region: region, CloudConfig: cc}
+	clients, err := awsapi.NewClients(ctx, opts)
+	if err != nil {
+		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+	}
+	iamClient, err := awsapi.NewIAM(ctx, opts)
+	if err != nil {
+		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+	}
+	return awschecks.Input{Clients: clients, IAM: iamClient, CloudConfig: cc, ClusterID: cc.ClusterID(),
+		InstanceIDs: ids, ControlPlaneInstanceIDs: controlPlane, HostNetwork: o.HostNetwork, Mode: mode}, nil
+}

@@ -1,0 +1,12 @@
+package clusterchecks
+
+import (
+	"os"
+	"testing"
+
+	"github.com/awsccmctl/awsccmctl/internal/testbed"
+)
+
+// TestMain shares one real control plane (etcd + kube-apiserver) among the
+// integration tests of this package.
+func TestMain(m *testing.M) { os.Exit(testbed.Main(m, nil)) }

@@ -1,0 +1,195 @@
+package clusterchecks
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	cloudproviderapi "k8s.io/cloud-provider/api"
+
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
+	"github.com/awsccmctl/awsccmctl/pkg/providerid"
+)
+
+// labelHostname is the kubelet's hostname label.
+const labelHostname = corev1.LabelHostname
+
+// nodesOrSkip returns the Nodes, or the result to report when there are
+// none or they cannot be read.
+func (r *runner) nodesOrSkip(ctx context.Context) ([]corev1.Node, *preflight.Result) {
+	nodes, err := r.snap.Nodes(ctx)
+	if err != nil {
+		res := preflight.Fail(readFix(err), "%v", err)
+		return nil, &res
+	}
+	if len(nodes) == 0 {
+		res := preflight.Skip("the cluster has no Nodes")
+		return nil, &res
+	}
+	return nodes, nil
+}
+
+// addOnce appends s unless present.
+func addOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+func (r *runner) kubeletSkew(ctx context.Context) preflight.Result {
+	nodes, res := r.nodesOrSkip(ctx)
+	if res != nil {
+		return *res
+	}
+	v, err := r.snap.serverVersion(ctx)
+	if err != nil {
+		return preflight.Fail(readFix(err), "%v", err)
+	}
+	var offenders, fixes []string
+	count := map[string]int{}
+	for i := range nodes {
+		n := &nodes[i]
+		kv := n.Status.NodeInfo.KubeletVersion
+		count[kv]++
+		if res := nodechecks.KubeletSkew(kv, v.GitVersion); res.Status == preflight.StatusFail {
+			if kv == "" {
+				kv = "unknown"
+			}
+			offenders = append(offenders, fmt.Sprintf("%s (kubelet %s)", n.Name, kv))
+			fixes = addOnce(fixes, res.Remediation)
+		}
+	}
+	if len(offenders) == 0 {
+		versions := make([]string, 0, len(count))
+		for kv, c := range count {
+			versions = append(versions, fmt.Sprintf("%s on %s", kv, plural(c, "Node")))
+		}
+		sort.Strings(versions)
+		return preflight.Pass("every kubelet is within the skew policy against kube-apiserver %s: %s", v.GitVersion, strings.Join(versions, ", "))
+	}
+	sort.Strings(offenders)
+	return preflight.Fail(strings.Join(fixes, "; "),
+		"kubelet outside the version skew policy against kube-apiserver %s (none newer, at most 3 minors older) on %d of %s: %s",
+		v.GitVersion, len(offenders), plural(len(nodes), "Node"), listNames(offenders))
+}
+
+// providerIDProblem says what is wrong with a Node's providerID, "" if
+// nothing: it must be the canonical aws:///<zone>/<instance-id>.
+func providerIDProblem(pid string) string {
+	if pid == "" {
+		return "no providerID"
+	}
+	id, err := providerid.Parse(pid)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", pid, err)
+	}
+	if id.Zone == "" || id.String() != pid {
+		return pid + " is not aws:///<zone>/<instance-id>"
+	}
+	return ""
+}
+
+func (r *runner) providerID(ctx context.Context) preflight.Result {
+	nodes, res := r.nodesOrSkip(ctx)
+	if res != nil {
+		return *res
+	}
+	var offenders, fixes []string
+	for i := range nodes {
+		n := &nodes[i]
+		p := providerIDProblem(n.Spec.ProviderID)
+		if p == "" {
+			continue
+		}
+		offenders = append(offenders, fmt.Sprintf("%s (%s)", n.Name, p))
+		if n.Spec.ProviderID == "" {
+			fixes = addOnce(fixes, "give each kubelet --provider-id=aws:///$ZONE/$INSTANCE_ID (or providerID in its KubeletConfiguration; the bootstrap script reads both from IMDS) before it registers; "+
+				"for Nodes already registered without one the CCM finds the instance only when the Node name is its private DNS name or instance ID")
+		} else {
+			fixes = addOnce(fixes, "spec.providerID cannot change once set: fix the kubelet's --provider-id (or providerID in its KubeletConfiguration), then `kubectl delete node <name>` and restart that kubelet so it registers again")
+		}
+	}
+	if len(offenders) == 0 {
+		return preflight.Pass("an aws:///<zone>/<instance-id> providerID on every Node (%s)", plural(len(nodes), "Node"))
+	}
+	sort.Strings(offenders)
+	return preflight.Fail(strings.Join(fixes, "; "), "no AWS providerID the CCM can use on %d of %s: %s",
+		len(offenders), plural(len(nodes), "Node"), listNames(offenders))
+}
+
+func (r *runner) uninitialized(ctx context.Context) preflight.Result {
+	nodes, res := r.nodesOrSkip(ctx)
+	if res != nil {
+		return *res
+	}
+	now := r.in.Now()
+	type waiting struct {
+		name  string
+		since time.Time
+	}
+	var ws []waiting
+	for i := range nodes {
+		n := &nodes[i]
+		for _, t := range n.Spec.Taints {
+			if t.Key != cloudproviderapi.TaintExternalCloudProvider {
+				continue
+			}
+			since := n.CreationTimestamp.Time
+			if t.TimeAdded != nil && !t.TimeAdded.IsZero() {
+				since = t.TimeAdded.Time
+			}
+			ws = append(ws, waiting{n.Name, since})
+			break
+		}
+	}
+	if len(ws) == 0 {
+		return preflight.Pass("no Node carries %s (%s)", cloudproviderapi.TaintExternalCloudProvider, plural(len(nodes), "Node"))
+	}
+	sort.Slice(ws, func(i, j int) bool {
+		if !ws[i].since.Equal(ws[j].since) {
+			return ws[i].since.Before(ws[j].since)
+		}
+		return ws[i].name < ws[j].name
+	})
+	names := make([]string, len(ws))
+	for i, w := range ws {
+		names[i] = fmt.Sprintf("%s (for %s)", w.name, duration.HumanDuration(now.Sub(w.since)))
+	}
+	var fix string
+	switch r.in.Mode {
+	case preflight.ModePostInstall:
+		fix = "the CCM has not initialised them: check that it runs (conflicts-ccm-lease) and read its log for these Node names; it must find each instance by providerID or private DNS name and be allowed ec2:DescribeInstances"
+	default:
+		fix = "these kubelets already run with --cloud-provider=external and wait for a cloud-controller-manager; Pods without a toleration do not schedule there until `awsccmctl install` (or migrate-from-intree) runs one"
+	}
+	return preflight.Fail(fix, "%s still on %d of %s, oldest first: %s",
+		cloudproviderapi.TaintExternalCloudProvider, len(ws), plural(len(nodes), "Node"), listNames(names))
+}
+
+func (r *runner) hostnameLabel(ctx context.Context) preflight.Result {
+	nodes, res := r.nodesOrSkip(ctx)
+	if res != nil {
+		return *res
+	}
+	var offenders []string
+	for i := range nodes {
+		n := &nodes[i]
+		if h, ok := n.Labels[labelHostname]; ok && h != n.Name {
+			offenders = append(offenders, fmt.Sprintf("%s (hostname %s)", n.Name, h))
+		}
+	}
+	if len(offenders) == 0 {
+		return preflight.Pass("every Node's %s label equals its name (%s)", labelHostname, plural(len(nodes), "Node"))
+	}
+	sort.Strings(offenders)
+	return preflight.Fail("pin --hostname-override=<Node name> on these kubelets before switching them to --cloud-provider=external (kubeadm: KUBELET_KUBEADM_ARGS in /var/lib/kubelet/kubeadm-flags.env; kops: spec.kubelet.hostnameOverride: '@aws')",
+		"%s label differs from the Node name on %d of %s: %s; an external kubelet without --hostname-override names itself after its hostname, so it would register a new Node that its client certificate (CN system:node:<name>) does not allow and the CCM cannot match",
+		labelHostname, len(offenders), plural(len(nodes), "Node"), listNames(offenders))
+}
