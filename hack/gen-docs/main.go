@@ -65,24 +65,23 @@ func checksPage() []byte {
 	b.WriteString("A failing check prints what it found and the exact fix; a check of severity\n")
 	b.WriteString("`warning` never fails the run unless `--fail-on=warning`.\n\n")
 	b.WriteString("## Node mode (`--node`)\n\n")
-	b.WriteString("| ID | category | severity | checks that |\n|---|---|---|---|\n")
-	for _, c := range nodechecks.Checks(nodechecks.Input{Node: &nodefiles.Node{}, Mode: preflight.ModePreInstall}) {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, c.Category, c.Severity, c.Title)
-	}
+	writeChecks(&b, nodechecks.Checks(nodechecks.Input{Node: &nodefiles.Node{}, Mode: preflight.ModePreInstall}))
 	b.WriteString("\n## Cluster mode (default)\n\n")
 	b.WriteString("Severities shown are those of `--mode=pre-install`; `nodes-provider-id` and\n")
 	b.WriteString("`nodes-uninitialized` are errors in `post-install`, and `conflicts-ccm-lease` is an\n")
 	b.WriteString("error only in `pre-install`.\n\n")
-	b.WriteString("| ID | category | severity | checks that |\n|---|---|---|---|\n")
-	for _, c := range clusterchecks.Checks(clusterchecks.Input{Mode: preflight.ModePreInstall}) {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, c.Category, c.Severity, c.Title)
-	}
+	writeChecks(&b, clusterchecks.Checks(clusterchecks.Input{Mode: preflight.ModePreInstall}))
 	b.WriteString("\n## AWS (node and cluster mode)\n\n")
-	b.WriteString("| ID | category | severity | checks that |\n|---|---|---|---|\n")
-	for _, c := range awschecks.Checks(awschecks.Input{Mode: preflight.ModePreInstall}) {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, c.Category, c.Severity, c.Title)
-	}
+	writeChecks(&b, awschecks.Checks(awschecks.Input{Mode: preflight.ModePreInstall}))
 	return b.Bytes()
+}
+
+// writeChecks writes one table row per check.
+func writeChecks(b *bytes.Buffer, checks []preflight.Check) {
+	b.WriteString("| ID | category | severity | checks that |\n|---|---|---|---|\n")
+	for _, c := range checks {
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", c.ID, c.Category, c.Severity, c.Title)
+	}
 }
 
 func iamPage() []byte {

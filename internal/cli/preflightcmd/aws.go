@@ -53,6 +53,22 @@ func awsNodeInput(ctx context.Context, o Options, node *nodefiles.Node, mode pre
 		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf(
 			"the AWS region is unknown: pass --region, set Region in the --cloud-config file, or run on EC2 where IMDS answers; --aws=false skips the AWS checks")}
 	}
+	in, err := newAWSInput(ctx, o, cc, region, mode)
+	if err != nil {
+		return in, err
+	}
+	if self != "" {
+		in.InstanceIDs = []string{self}
+		if len(node.StaticPods) > 0 {
+			in.ControlPlaneInstanceIDs = []string{self}
+		}
+	}
+	return in, nil
+}
+
+// newAWSInput builds the clients the AWS checks use (EC2 and STS in the
+// region, IAM globally) and the parts of the input both modes share.
+func newAWSInput(ctx context.Context, o Options, cc *cloudconfig.Config, region string, mode preflight.Mode) (awschecks.Input, error) {
 	opts := awsapi.Options{Region: region, CloudConfig: cc}
 	clients, err := awsapi.NewClients(ctx, opts)
 	if err != nil {
@@ -62,14 +78,7 @@ func awsNodeInput(ctx context.Context, o Options, node *nodefiles.Node, mode pre
 	if err != nil {
 		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: err}
 	}
-	in := awschecks.Input{Clients: clients, IAM: iamClient, CloudConfig: cc, ClusterID: cc.ClusterID(), HostNetwork: o.HostNetwork, Mode: mode}
-	if self != "" {
-		in.InstanceIDs = []string{self}
-		if len(node.StaticPods) > 0 {
-			in.ControlPlaneInstanceIDs = []string{self}
-		}
-	}
-	return in, nil
+	return awschecks.Input{Clients: clients, IAM: iamClient, CloudConfig: cc, ClusterID: cc.ClusterID(), HostNetwork: o.HostNetwork, Mode: mode}, nil
 }
 
 // kubeletInstanceID is the instance ID in the kubelet's --provider-id or

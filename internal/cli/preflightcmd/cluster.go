@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/pager"
 
-	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
@@ -58,15 +57,7 @@ func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface
 		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf(
 			"the AWS region is unknown: pass --region or set Region in the --cloud-config file (no Node has a %s label); --aws=false skips the AWS checks", v1.LabelTopologyRegion)}
 	}
-	opts := awsapi.Options{Region: region, CloudConfig: cc}
-	clients, err := awsapi.NewClients(ctx, opts)
-	if err != nil {
-		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: err}
-	}
-	iamClient, err := awsapi.NewIAM(ctx, opts)
-	if err != nil {
-		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: err}
-	}
-	return awschecks.Input{Clients: clients, IAM: iamClient, CloudConfig: cc, ClusterID: cc.ClusterID(),
-		InstanceIDs: ids, ControlPlaneInstanceIDs: controlPlane, HostNetwork: o.HostNetwork, Mode: mode}, nil
+	in, err := newAWSInput(ctx, o, cc, region, mode)
+	in.InstanceIDs, in.ControlPlaneInstanceIDs = ids, controlPlane
+	return in, err
 }
