@@ -49,11 +49,11 @@ type demo struct {
 	opts     options
 	fixture  *awsemu.Fixture
 	plan     plan
-	emu      *proc
+	emu      *childproc.Process
 	emuURL   string
 	cp       *testbed.ControlPlane
 	kube     kubernetes.Interface
-	ccm      *proc
+	ccm      *childproc.Process
 	ccmPort  int
 	ccmStart time.Time
 }
@@ -185,8 +185,8 @@ func (d *demo) startEmulator(ctx context.Context) error {
 			d.emuURL = strings.TrimSpace(string(b))
 			return nil
 		}
-		if p.exited() {
-			return p.exitError()
+		if p.Exited() {
+			return p.ExitError(3000)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("aws-emulator wrote no %s within 15s", readyFile)
@@ -283,12 +283,12 @@ func (d *demo) waitLeader(ctx context.Context) error {
 		if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
 			return fmt.Errorf("read leader Lease: %w", err)
 		}
-		if d.ccm.exited() {
-			return d.ccm.exitError()
+		if d.ccm.Exited() {
+			return d.ccm.ExitError(3000)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the CCM did not take the Lease kube-system/cloud-controller-manager within %s\n--- tail of %s ---\n%s",
-				d.opts.timeout, d.ccm.logPath, childproc.LogTail(d.ccm.logPath, 3000))
+				d.opts.timeout, d.ccm.LogPath, childproc.LogTail(d.ccm.LogPath, 3000))
 		}
 		select {
 		case <-ctx.Done():
@@ -303,8 +303,8 @@ func (d *demo) waitLeader(ctx context.Context) error {
 // (the logs stay).
 func (d *demo) teardown() error {
 	var errs []error
-	errs = append(errs, d.ccm.stop(5*time.Second))
-	errs = append(errs, d.emu.stop(5*time.Second))
+	errs = append(errs, d.ccm.Stop(5*time.Second))
+	errs = append(errs, d.emu.Stop(5*time.Second))
 	if d.cp != nil {
 		errs = append(errs, d.cp.Stop())
 		errs = append(errs, os.RemoveAll(filepath.Join(d.cp.Dir, "etcd-data")))

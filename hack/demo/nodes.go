@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
 	"os"
 	"strings"
 	"time"
@@ -239,7 +240,7 @@ func nodeEvents(ctx context.Context, kube kubernetes.Interface, name string) ([]
 
 // waitOutcome polls until everything expected happened, showing progress
 // on stderr, and fails after timeout naming what did not happen.
-func waitOutcome(ctx context.Context, kube kubernetes.Interface, pl plan, ccm *proc, timeout time.Duration) (progress, error) {
+func waitOutcome(ctx context.Context, kube kubernetes.Interface, pl plan, ccm *childproc.Process, timeout time.Duration) (progress, error) {
 	start := time.Now()
 	tty := isTerminal(os.Stderr)
 	var last string
@@ -271,11 +272,11 @@ func waitOutcome(ctx context.Context, kube kubernetes.Interface, pl plan, ccm *p
 		if err == nil && p.done() {
 			return p, nil
 		}
-		if ccm.exited() {
-			return p, ccm.exitError()
+		if ccm.Exited() {
+			return p, ccm.ExitError(3000)
 		}
 		if time.Since(start) > timeout {
-			return p, fmt.Errorf("after %s the CCM had still not done this:\n  %s\n(CCM log: %s)", timeout, p.missing(pl), ccm.logPath)
+			return p, fmt.Errorf("after %s the CCM had still not done this:\n  %s\n(CCM log: %s)", timeout, p.missing(pl), ccm.LogPath)
 		}
 		select {
 		case <-ctx.Done():

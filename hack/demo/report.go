@@ -58,7 +58,7 @@ func (d *demo) report(ctx context.Context, w io.Writer, p progress, took time.Du
 	fmt.Fprintf(w, "  no match   %s: left uninitialized, Warning %s:\n", un.name, p.event.Reason)
 	wrap(w, "             ", strconv.Quote(p.event.Message))
 
-	counts, err := emulatorCalls(d.emu.logPath)
+	counts, err := emulatorCalls(d.emu.LogPath)
 	if err != nil {
 		return err
 	}

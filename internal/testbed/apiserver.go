@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ const ServiceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
 const ServiceClusterIPRange = "10.96.0.0/16"
 
 type apiServerProc struct {
-	*process
+	*childproc.Process
 	url    string
 	config *rest.Config
 }
@@ -94,13 +95,13 @@ func startAPIServerOnce(ctx context.Context, binDir, dir, etcdURL string, p *pki
 	url := "https://127.0.0.1:" + strconv.Itoa(ports[0])
 	logPath := filepath.Join(dir, "kube-apiserver.log")
 	args := apiServerArgs(dir, ports[0], etcdURL, p, auditPolicyFile, auditLogPath, extra)
-	proc, err := startProcess("kube-apiserver", filepath.Join(binDir, APIServerBinary), args, logPath)
+	proc, err := childproc.StartLogged("kube-apiserver", exec.Command(filepath.Join(binDir, APIServerBinary), args...), logPath)
 	if err != nil {
 		return nil, false, err
 	}
-	a := &apiServerProc{process: proc, url: url, config: adminConfig(url, p)}
+	a := &apiServerProc{Process: proc, url: url, config: adminConfig(url, p)}
 	if err := a.waitReady(ctx, ReadyTimeout); err != nil {
-		_ = proc.stop(0)
+		_ = proc.Stop(0)
 		collided = logContains(logPath, "address already in use")
 		return nil, collided, err
 	}
@@ -134,8 +135,8 @@ func (a *apiServerProc) waitReady(ctx context.Context, timeout time.Duration) er
 	defer client.CloseIdleConnections()
 	last := "no answer yet"
 	err = poll(ctx, 20*time.Millisecond, 250*time.Millisecond, func() (bool, error) {
-		if a.exited() {
-			return false, fmt.Errorf("kube-apiserver failed to start: %s", a.describeExit())
+		if a.Exited() {
+			return false, fmt.Errorf("kube-apiserver failed to start: %s", a.ExitStatus())
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.url+"/readyz", nil)
 		resp, err := client.Do(req)
@@ -149,10 +150,10 @@ func (a *apiServerProc) waitReady(ctx context.Context, timeout time.Duration) er
 		return resp.StatusCode == http.StatusOK, nil
 	})
 	if err != nil {
-		if ctx.Err() != nil && !a.exited() {
+		if ctx.Err() != nil && !a.Exited() {
 			err = fmt.Errorf("kube-apiserver not ready after %s (last /readyz: %s)", timeout, last)
 		}
-		return fmt.Errorf("%w\n--- tail of %s ---\n%s", err, a.logPath, childproc.LogTail(a.logPath, logTailBytes))
+		return fmt.Errorf("%w\n--- tail of %s ---\n%s", err, a.LogPath, childproc.LogTail(a.LogPath, logTailBytes))
 	}
 	return nil
 }

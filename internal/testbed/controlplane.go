@@ -17,8 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
-	"github.com/awsccmctl/awsccmctl/internal/childproc"
 )
 
 // Options configures Start. The zero value is valid.
@@ -107,8 +105,8 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, retErr error) {
 	}
 	c.apiserver, err = startAPIServer(ctx, binDir, c.Dir, c.etcd.clientURL, p, auditPolicyFile, c.AuditLogPath, opts.ExtraAPIServerFlags)
 	if err != nil {
-		if c.etcd.exited() {
-			err = fmt.Errorf("%w\n%s\n--- tail of %s ---\n%s", err, c.etcd.describeExit(), c.etcd.logPath, childproc.LogTail(c.etcd.logPath, logTailBytes))
+		if c.etcd.Exited() {
+			err = fmt.Errorf("%w\n%v", err, c.etcd.ExitError(logTailBytes))
 		}
 		return nil, err
 	}
@@ -133,10 +131,10 @@ func (c *ControlPlane) Stop() error {
 	c.stopOnce.Do(func() {
 		var errs []error
 		if c.apiserver != nil {
-			errs = append(errs, c.apiserver.stop(5*time.Second))
+			errs = append(errs, c.apiserver.Stop(5*time.Second))
 		}
 		if c.etcd != nil {
-			errs = append(errs, c.etcd.stop(5*time.Second))
+			errs = append(errs, c.etcd.Stop(5*time.Second))
 		}
 		if c.removeDir && c.Dir != "" {
 			errs = append(errs, os.RemoveAll(c.Dir))
@@ -150,10 +148,10 @@ func (c *ControlPlane) Stop() error {
 func (c *ControlPlane) pids() []int {
 	var out []int
 	if c.apiserver != nil {
-		out = append(out, c.apiserver.pid())
+		out = append(out, c.apiserver.Pid())
 	}
 	if c.etcd != nil {
-		out = append(out, c.etcd.pid())
+		out = append(out, c.etcd.Pid())
 	}
 	return out
 }

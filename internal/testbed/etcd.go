@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,7 +21,7 @@ import (
 const etcdQuotaBytes = 8 << 30
 
 type etcdProc struct {
-	*process
+	*childproc.Process
 	clientURL string
 }
 
@@ -67,13 +68,13 @@ func startEtcdOnce(ctx context.Context, binDir, dir string) (_ *etcdProc, collid
 		"--log-level=warn",
 	}
 	logPath := filepath.Join(dir, "etcd.log")
-	p, err := startProcess("etcd", filepath.Join(binDir, EtcdBinary), args, logPath)
+	p, err := childproc.StartLogged("etcd", exec.Command(filepath.Join(binDir, EtcdBinary), args...), logPath)
 	if err != nil {
 		return nil, false, err
 	}
-	e := &etcdProc{process: p, clientURL: clientURL}
+	e := &etcdProc{Process: p, clientURL: clientURL}
 	if err := e.waitHealthy(ctx, 30*time.Second); err != nil {
-		_ = p.stop(0)
+		_ = p.Stop(0)
 		collided = logContains(logPath, "address already in use")
 		return nil, collided, fmt.Errorf("%w\n--- tail of %s ---\n%s", err, logPath, childproc.LogTail(logPath, logTailBytes))
 	}
@@ -86,8 +87,8 @@ func (e *etcdProc) waitHealthy(ctx context.Context, timeout time.Duration) error
 	client := &http.Client{Timeout: 2 * time.Second}
 	last := "no answer yet"
 	err := poll(ctx, 10*time.Millisecond, 200*time.Millisecond, func() (bool, error) {
-		if e.exited() {
-			return false, fmt.Errorf("etcd failed to start: %s", e.describeExit())
+		if e.Exited() {
+			return false, fmt.Errorf("etcd failed to start: %s", e.ExitStatus())
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.clientURL+"/health", nil)
 		resp, err := client.Do(req)
@@ -100,7 +101,7 @@ func (e *etcdProc) waitHealthy(ctx context.Context, timeout time.Duration) error
 		last = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
 		return resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"health":"true"`), nil
 	})
-	if err != nil && ctx.Err() != nil && !e.exited() {
+	if err != nil && ctx.Err() != nil && !e.Exited() {
 		return fmt.Errorf("etcd not healthy after %s (last: %s)", timeout, last)
 	}
 	return err
