@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -42,6 +43,8 @@ type options struct {
 	fixture  string
 	stateDir string
 	timeout  time.Duration
+	// preflight runs awsccmctl preflight on the demo cluster at the end.
+	preflight bool
 }
 
 // demo holds what is running; teardown stops whatever was started.
@@ -56,6 +59,9 @@ type demo struct {
 	ccm      *childproc.Process
 	ccmPort  int
 	ccmStart time.Time
+	// cloudConfig and awsEnv are what the CCM was given; preflight reuses them.
+	cloudConfig string
+	awsEnv      []string
 }
 
 func main() {
@@ -64,6 +70,7 @@ func main() {
 	flag.StringVar(&o.fixture, "fixture", "test/awsemu/testdata/demo.yaml", "emulator fixture (cluster \"demo\")")
 	flag.StringVar(&o.stateDir, "state-dir", "_output/demo", "folder for logs, cloud config and control-plane state (reset on each run)")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "bound of each wait")
+	flag.BoolVar(&o.preflight, "preflight", false, "after the report, run `awsccmctl preflight --mode post-install` against the demo cluster and the emulator")
 	flag.Parse()
 	os.Exit(run(o))
 }
@@ -132,7 +139,29 @@ func (d *demo) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return d.report(ctx, os.Stdout, outcome, time.Since(registered))
+	if err := d.report(ctx, os.Stdout, outcome, time.Since(registered)); err != nil {
+		return err
+	}
+	if d.opts.preflight {
+		return d.runPreflight(ctx)
+	}
+	return nil
+}
+
+// runPreflight shows awsccmctl preflight on the live demo cluster. Failed
+// checks are part of what it shows, so only a usage or reachability error
+// fails the demo.
+func (d *demo) runPreflight(ctx context.Context) error {
+	fmt.Println()
+	cmd := exec.CommandContext(ctx, filepath.Join(d.opts.binDir, "awsccmctl"), "preflight", "--mode", "post-install",
+		"--kubeconfig", d.cp.KubeconfigPath, "--cloud-config", d.cloudConfig)
+	cmd.Env, cmd.Stdout, cmd.Stderr = d.awsEnv, os.Stdout, os.Stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return nil
+	}
+	return err
 }
 
 func step(format string, args ...any) {
@@ -214,6 +243,7 @@ func (d *demo) vpcID() string {
 
 func (d *demo) startCCM() error {
 	conf := filepath.Join(d.opts.stateDir, "cloud.conf")
+	d.cloudConfig = conf
 	ini := fmt.Sprintf("[Global]\nRegion = %s\nVPC = %s\nKubernetesClusterID = %s\n", d.fixture.Region, d.vpcID(), clusterID)
 	if err := os.WriteFile(conf, []byte(ini), 0o600); err != nil {
 		return err
@@ -265,6 +295,7 @@ func (d *demo) startCCM() error {
 		"AWS_CONFIG_FILE="+os.DevNull,
 		"AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
 	)
+	d.awsEnv = env
 	d.ccmStart = time.Now()
 	d.ccm, err = startProc("aws-cloud-controller-manager", filepath.Join(d.opts.binDir, "aws-cloud-controller-manager"),
 		args, env, filepath.Join(d.opts.stateDir, "ccm.log"))

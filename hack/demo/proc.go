@@ -11,10 +11,10 @@ import (
 // own process group, so a Ctrl-C at the terminal does not reach it directly
 // and the demo decides the order of teardown; on Linux it also dies with the
 // demo (Pdeathsig) if the demo is killed outright. Each run starts a fresh
-// log.
+// log. env is the child's whole environment.
 func startProc(name, bin string, args, env []string, logPath string) (*childproc.Process, error) {
 	_ = os.Remove(logPath)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = env
 	return childproc.StartLogged(name, cmd, logPath)
 }

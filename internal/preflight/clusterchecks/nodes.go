@@ -57,11 +57,13 @@ func (r *runner) kubeletSkew(ctx context.Context) preflight.Result {
 	for i := range nodes {
 		n := &nodes[i]
 		kv := n.Status.NodeInfo.KubeletVersion
+		if kv == "" {
+			// No status posted yet: nothing to compare, not a violation.
+			count["no reported version"]++
+			continue
+		}
 		count[kv]++
 		if res := nodechecks.KubeletSkew(kv, v.GitVersion); res.Status == preflight.StatusFail {
-			if kv == "" {
-				kv = "unknown"
-			}
 			offenders = append(offenders, fmt.Sprintf("%s (kubelet %s)", n.Name, kv))
 			fixes = addOnce(fixes, res.Remediation)
 		}
