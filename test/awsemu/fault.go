@@ -2,6 +2,7 @@ package awsemu
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"time"
 )
@@ -18,10 +19,12 @@ type Fault struct {
 	Code string
 	// HTTPStatus of the error (default 400).
 	HTTPStatus int
-	// Rate is the probability (0..1) that a matching request is faulted.
+	// Rate is the share (0..1) of matching requests that are faulted.
 	// 1 always fires; 0 is treated as 1 so a Fault literal without a Rate
-	// always fires. Draws come from a fixed-seed generator, so a test run
-	// is repeatable for a given request order.
+	// always fires. Firing is spread evenly and deterministically (error
+	// diffusion, not random draws): after n matching requests the fault has
+	// fired round(n*Rate) times, so even a service that makes a handful of
+	// calls sees its share, and a run is repeatable.
 	Rate float64
 	// Latency is added before the request is answered (or failed); it ends
 	// early if the client cancels.
@@ -34,6 +37,9 @@ type Fault struct {
 type faultRec struct {
 	id int
 	f  Fault
+	// matched and fired count matching requests and firings; a request
+	// fires when round(matched*Rate) exceeds fired.
+	matched, fired int
 }
 
 // Throttle returns a fault that throttles service at rate: EC2 answers
@@ -94,7 +100,11 @@ func (s *Server) pickFault(service, action string) (time.Duration, *apiError) {
 			fires = false // an earlier fault already fails the request
 		}
 		if fires && f.Rate > 0 && f.Rate < 1 {
-			fires = s.rng.Float64() < f.Rate
+			r.matched++
+			fires = int(math.Floor(float64(r.matched)*f.Rate+0.5)) > r.fired
+			if fires {
+				r.fired++
+			}
 		}
 		if fires {
 			latency += f.Latency

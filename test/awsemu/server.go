@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -115,7 +114,6 @@ type Server struct {
 	calls       map[string]int
 	faults      []faultRec
 	nextFaultID int
-	rng         *rand.Rand
 	reqSeq      uint64
 	logw        io.Writer
 }
@@ -142,7 +140,6 @@ func New(f *Fixture) *Server {
 		responseDelay: DefaultResponseDelay,
 		imdsTokens:    map[string]time.Time{},
 		calls:         map[string]int{},
-		rng:           rand.New(rand.NewPCG(1, 2)),
 	}
 	for i := range f.VPCs {
 		s.vpcs.put(f.VPCs[i].ID, &f.VPCs[i])

@@ -6,9 +6,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -57,22 +54,6 @@ func addInstances(n int) ([]awsemu.Instance, error) {
 		out = append(out, got)
 	}
 	return out, nil
-}
-
-// advanceFaultRNG advances the emulator's fixed-seed fault generator by a
-// random number of draws (requests of a pseudo-service "bench" that only a
-// throttleRate fault matches), and returns the number.
-func advanceFaultRNG() int {
-	n := 64 + rand.IntN(128)
-	id := env.aws.InjectFault(awsemu.Fault{Service: "bench", Rate: throttleRate}) // no error, no latency: only draws
-	defer env.aws.ClearFault(id)
-	for range n {
-		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("Action=AdvanceFaultRNG"))
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDBENCHMARK/20260101/us-east-1/bench/aws4_request, SignedHeaders=host, Signature=0")
-		env.aws.ServeHTTP(httptest.NewRecorder(), r)
-	}
-	return n
 }
 
 // parallel runs fn(0..n-1) on workers goroutines and returns the first error.
