@@ -110,14 +110,7 @@ func TestServiceOverrideEndpoint(t *testing.T) {
 	// No AWS_ENDPOINT_URL: only the cloud config knows the endpoint, spelt
 	// the SDK v1 way the in-tree provider used.
 	conf := "[ServiceOverride \"1\"]\nService = ec2\nRegion = us-east-1\nURL = " + url + "\nSigningRegion = us-east-1\n"
-	path := filepath.Join(t.TempDir(), "cloud.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cc, err := cloudconfig.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc := loadCloudConfig(t, conf)
 	c, err := NewClients(context.Background(), Options{Region: "us-east-1", CloudConfig: cc})
 	if err != nil {
 		t.Fatal(err)
@@ -135,4 +128,18 @@ func TestNewClientsNeedsRegion(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Region") {
 		t.Fatalf("NewClients without a region: %v", err)
 	}
+}
+
+// loadCloudConfig writes conf to a file and loads it as the CCM would.
+func loadCloudConfig(t *testing.T, conf string) *cloudconfig.Config {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cloud.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cc, err := cloudconfig.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc
 }

@@ -3,14 +3,11 @@ package awsapi
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 
-	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
 
 func TestNewIAMEndpointFromEnvironment(t *testing.T) {
@@ -43,14 +40,7 @@ func TestNewIAMServiceOverride(t *testing.T) {
 	srv, url := emulator(t)
 	// The override is keyed by the cluster's region, not IAM's us-east-1.
 	conf := "[Global]\nRegion = eu-west-1\n[ServiceOverride \"iam\"]\nService = iam\nRegion = eu-west-1\nURL = " + url + "\nSigningRegion = us-east-1\n"
-	path := filepath.Join(t.TempDir(), "cloud.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cc, err := cloudconfig.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc := loadCloudConfig(t, conf)
 	c, err := NewIAM(context.Background(), Options{Region: "eu-west-1", CloudConfig: cc})
 	if err != nil {
 		t.Fatal(err)
