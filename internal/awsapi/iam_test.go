@@ -7,7 +7,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
-
 )
 
 func TestNewIAMEndpointFromEnvironment(t *testing.T) {
