@@ -6,20 +6,20 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/iam"
-go run ./hack/gen-iam "$tmp/iam"
-for f in "$tmp"/iam/*.json; do
-	if ! diff -u "iam/$(basename "$f")" "$f"; then
-		echo "iam/$(basename "$f") is stale: run go run ./hack/gen-iam" >&2
-		exit 1
-	fi
-done
-mkdir -p "$tmp/ref"
-go run ./hack/gen-docs "$tmp/ref"
-for f in "$tmp"/ref/*.md; do
-	if ! diff -u "docs/reference/$(basename "$f")" "$f"; then
-		echo "docs/reference/$(basename "$f") is stale: run go run ./hack/gen-docs" >&2
-		exit 1
-	fi
-done
+
+# check GENERATOR DIR PATTERN: run the generator into a scratch folder and
+# compare every file it writes with the committed one in DIR.
+check() {
+	local gen=$1 dir=$2 pattern=$3 out="$tmp/$2"
+	mkdir -p "$out"
+	go run "./hack/$gen" "$out"
+	for f in "$out"/$pattern; do
+		if ! diff -u "$dir/$(basename "$f")" "$f"; then
+			echo "$dir/$(basename "$f") is stale: run go run ./hack/$gen" >&2
+			exit 1
+		fi
+	done
+}
+check gen-iam iam '*.json'
+check gen-docs docs/reference '*.md'
 echo "generated files are up to date"
