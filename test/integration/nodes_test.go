@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/retry"
 	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
@@ -313,17 +314,22 @@ func TestUnresolvableNodeGetsWarningEvent(t *testing.T) {
 // lifecycle does when a kubelet stops posting.
 func markNotReady(t *testing.T, name string) {
 	t.Helper()
-	node, err := getNode(context.Background(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range node.Status.Conditions {
-		if node.Status.Conditions[i].Type == v1.NodeReady {
-			node.Status.Conditions[i].Status = v1.ConditionFalse
+	// The CCM updates the Node too (addresses, labels), so a stale read
+	// conflicts: re-read and retry, as the kubelet does.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := getNode(context.Background(), name)
+		if err != nil {
+			return err
 		}
+		for i := range node.Status.Conditions {
+			if node.Status.Conditions[i].Type == v1.NodeReady {
+				node.Status.Conditions[i].Status = v1.ConditionFalse
+			}
+		}
+		_, err = env.kube.CoreV1().Nodes().UpdateStatus(context.Background(), node, updateOpts)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("mark node %s NotReady: %v", name, err)
 	}
-	if _, err := env.kube.CoreV1().Nodes().UpdateStatus(context.Background(), node, updateOpts); err != nil {
-		t.Fatal(err)
-	}
-	// markNotReady races with the CCM's own updates; callers re-check.
 }
