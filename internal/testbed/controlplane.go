@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
+	"testing"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -52,6 +54,7 @@ type ControlPlane struct {
 
 	etcd      *etcdProc
 	apiserver *apiServerProc
+	egress    *clusterEgress
 	removeDir bool
 
 	stopOnce sync.Once
@@ -100,10 +103,18 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, retErr error) {
 		c.AuditLogPath = filepath.Join(c.Dir, "audit.log")
 	}
 
+	if c.egress, err = startClusterEgress(c.Dir, p); err != nil {
+		return nil, err
+	}
+	egressFlag, err := c.egress.writeConfig(c.Dir)
+	if err != nil {
+		return nil, err
+	}
 	if c.etcd, err = startEtcd(ctx, binDir, c.Dir); err != nil {
 		return nil, err
 	}
-	c.apiserver, err = startAPIServer(ctx, binDir, c.Dir, c.etcd.clientURL, p, auditPolicyFile, c.AuditLogPath, opts.ExtraAPIServerFlags)
+	flags := append([]string{egressFlag}, opts.ExtraAPIServerFlags...)
+	c.apiserver, err = startAPIServer(ctx, binDir, c.Dir, c.etcd.clientURL, p, auditPolicyFile, c.AuditLogPath, flags)
 	if err != nil {
 		if c.etcd.Exited() {
 			err = fmt.Errorf("%w\n%v", err, c.etcd.ExitError(logTailBytes))
@@ -136,12 +147,24 @@ func (c *ControlPlane) Stop() error {
 		if c.etcd != nil {
 			errs = append(errs, c.etcd.Stop(5*time.Second))
 		}
+		c.egress.close()
 		if c.removeDir && c.Dir != "" {
 			errs = append(errs, os.RemoveAll(c.Dir))
 		}
 		c.stopErr = errors.Join(errs...)
 	})
 	return c.stopErr
+}
+
+// ServeNode answers the apiserver's connections to target — a node address
+// and port, e.g. "10.200.0.7:10250", as nodes/proxy dials them — with h,
+// until t ends: h plays the node's kubelet. The apiserver sends all traffic
+// to nodes through the test bed's egress proxy, which refuses targets
+// without a handler.
+func (c *ControlPlane) ServeNode(t testing.TB, target string, h http.Handler) {
+	t.Helper()
+	c.egress.route(target, h)
+	t.Cleanup(func() { c.egress.unroute(target) })
 }
 
 // pids returns the process IDs of the apiserver and etcd (for tests).
