@@ -31,6 +31,7 @@ const (
 	IDKubeletCloudProvider   = "kubelet-cloud-provider"
 	IDKubeletNodeIdentity    = "kubelet-node-identity"
 	IDKubeletSkew            = "kubelet-skew"
+	IDKubeletECRProvider     = "kubelet-ecr-credential-provider"
 )
 
 // Input is what the node checks look at.
@@ -71,6 +72,7 @@ func Checks(in Input) []preflight.Check {
 		c(IDKubeletCloudProvider, CategoryKubelet, "kubelet runs with --cloud-provider=external", errSev, r.kubeletCloudProvider),
 		c(IDKubeletNodeIdentity, CategoryKubelet, "kubelet gives the CCM a way to find the instance", warnSev, r.kubeletNodeIdentity),
 		c(IDKubeletSkew, CategoryKubelet, "kubelet version within the supported skew", warnSev, r.kubeletSkew),
+		c(IDKubeletECRProvider, CategoryKubelet, "kubelet has a credential provider for private ECR images", warnSev, r.kubeletECRCredentialProvider),
 	}
 }
 

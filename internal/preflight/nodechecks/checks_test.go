@@ -50,7 +50,7 @@ var (
 // table builds the expected statuses in Checks order.
 func table(s ...preflight.Status) map[string]preflight.Status {
 	ids := []string{IDNodeFilesReadable, IDVersionsControlPlane, IDAPIServerCloudProvider, IDAPIServerCloudConfig, IDAPIServerAdmission,
-		IDKCMCloudProvider, IDKCMLeaderElect, IDKCMCloudRoutes, IDKubeletCloudProvider, IDKubeletNodeIdentity, IDKubeletSkew}
+		IDKCMCloudProvider, IDKCMLeaderElect, IDKCMCloudRoutes, IDKubeletCloudProvider, IDKubeletNodeIdentity, IDKubeletSkew, IDKubeletECRProvider}
 	out := map[string]preflight.Status{}
 	for i, id := range ids {
 		out[id] = s[i]
@@ -61,32 +61,40 @@ func table(s ...preflight.Status) map[string]preflight.Status {
 // TestFixtureFindings is the evidence: for each node fixture and mode, the
 // exact status of every check.
 func TestFixtureFindings(t *testing.T) {
-	//                       files versions api-cp api-cc admission kcm-cp leader routes kubelet identity skew
-	intreeInstall := table(pass, pass, fail, fail, fail, fail, pass, pass, fail, warn, skip)
-	external := table(pass, pass, pass, pass, pass, pass, pass, warn, pass, pass, skip)
-	worker := table(pass, skip, skip, skip, skip, skip, skip, skip, pass, pass, skip)
-	kopsCP := table(pass, pass, pass, pass, pass, pass, pass, pass, pass, pass, skip)
-	broken := table(fail, skip, skip, skip, skip, skip, skip, skip, skip, skip, skip)
+	//                       files versions api-cp api-cc admission kcm-cp leader routes kubelet identity skew ecr
+	intreeInstall := table(pass, pass, fail, fail, fail, fail, pass, pass, fail, warn, skip, warn)
+	external := table(pass, pass, pass, pass, pass, pass, pass, warn, pass, pass, skip, warn)
+	worker := table(pass, skip, skip, skip, skip, skip, skip, skip, pass, pass, skip, pass)
+	kopsCP := table(pass, pass, pass, pass, pass, pass, pass, pass, pass, pass, skip, pass)
+	broken := table(fail, skip, skip, skip, skip, skip, skip, skip, skip, skip, skip, skip)
+	kubeadmNode := table(pass, skip, skip, skip, skip, skip, skip, skip, pass, pass, skip, warn)
+	kubeadmNodeECR := table(pass, skip, skip, skip, skip, skip, skip, skip, pass, pass, skip, pass)
 	cases := []struct {
 		fixture string
 		mode    preflight.Mode
 		want    map[string]preflight.Status
 	}{
 		{"kubeadm-1.26-intree", pre, intreeInstall},
-		{"kubeadm-1.26-intree", migrate, table(pass, pass, pass, pass, pass, pass, pass, pass, pass, warn, skip)},
+		{"kubeadm-1.26-intree", migrate, table(pass, pass, pass, pass, pass, pass, pass, pass, pass, warn, skip, warn)},
 		{"kubeadm-1.26-intree", post, intreeInstall},
 		{"kubeadm-external", pre, external},
-		{"kubeadm-external", migrate, table(pass, warn, pass, pass, pass, warn, pass, warn, pass, pass, skip)},
+		{"kubeadm-external", migrate, table(pass, warn, pass, pass, pass, warn, pass, warn, pass, pass, skip, warn)},
 		{"kubeadm-external", post, external},
 		{"kops-node", pre, worker},
 		{"kops-node", migrate, worker},
 		{"kops-node", post, worker},
 		{"kops-control-plane", pre, kopsCP},
-		{"kops-control-plane", migrate, table(pass, warn, pass, pass, pass, warn, pass, pass, pass, pass, skip)},
+		{"kops-control-plane", migrate, table(pass, warn, pass, pass, pass, warn, pass, pass, pass, pass, skip, pass)},
 		{"kops-control-plane", post, kopsCP},
 		{"broken", pre, broken},
 		{"broken", migrate, broken},
 		{"broken", post, broken},
+		{"kubeadm-external-node", pre, kubeadmNode},
+		{"kubeadm-external-node", migrate, kubeadmNode},
+		{"kubeadm-external-node", post, kubeadmNode},
+		{"kubeadm-external-node-ecr", pre, kubeadmNodeECR},
+		{"kubeadm-external-node-ecr", migrate, kubeadmNodeECR},
+		{"kubeadm-external-node-ecr", post, kubeadmNodeECR},
 	}
 	for _, tc := range cases {
 		t.Run(tc.fixture+"/"+string(tc.mode), func(t *testing.T) {
@@ -161,7 +169,7 @@ func TestChecksShape(t *testing.T) {
 		}
 	}
 	want := []string{IDNodeFilesReadable, IDVersionsControlPlane, IDAPIServerCloudProvider, IDAPIServerCloudConfig, IDAPIServerAdmission,
-		IDKCMCloudProvider, IDKCMLeaderElect, IDKCMCloudRoutes, IDKubeletCloudProvider, IDKubeletNodeIdentity, IDKubeletSkew}
+		IDKCMCloudProvider, IDKCMLeaderElect, IDKCMCloudRoutes, IDKubeletCloudProvider, IDKubeletNodeIdentity, IDKubeletSkew, IDKubeletECRProvider}
 	if !reflect.DeepEqual(ids, want) {
 		t.Errorf("IDs = %q", ids)
 	}

@@ -233,6 +233,23 @@ func (r runner) kcmCloudRoutes() preflight.Result {
 		"kube-controller-manager allocates node CIDRs with cloud routes on (--allocate-node-cidrs=true, %s, --cluster-cidr=%s): the route controller moves to the CCM", flagValue(f, "configure-cloud-routes"), orUnset(cidr))
 }
 
+// KCMCloudRoutes tells from a kube-controller-manager static Pod whether
+// cloud routes are on (--allocate-node-cidrs=true with
+// --configure-cloud-routes not false); known is false without a usable
+// manifest.
+func KCMCloudRoutes(node *nodefiles.Node) (on, known bool) {
+	if node == nil || node.StaticPods[kcm] == nil {
+		return false, false
+	}
+	f := node.StaticPods[kcm].Flags
+	alloc, err1 := boolFlag(f, "allocate-node-cidrs", false)
+	routes, err2 := boolFlag(f, "configure-cloud-routes", true)
+	if err1 != nil || err2 != nil {
+		return false, false
+	}
+	return alloc && routes, true
+}
+
 func orUnset(s string) string {
 	if s == "" {
 		return "<unset>"
