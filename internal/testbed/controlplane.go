@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"testing"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -157,14 +156,13 @@ func (c *ControlPlane) Stop() error {
 }
 
 // ServeNode answers the apiserver's connections to target — a node address
-// and port, e.g. "10.200.0.7:10250", as nodes/proxy dials them — with h,
-// until t ends: h plays the node's kubelet. The apiserver sends all traffic
-// to nodes through the test bed's egress proxy, which refuses targets
-// without a handler.
-func (c *ControlPlane) ServeNode(t testing.TB, target string, h http.Handler) {
-	t.Helper()
+// and port, e.g. "10.200.0.7:10250", as nodes/proxy dials them — with h
+// until stop is called: h plays the node's kubelet. The apiserver sends all
+// traffic to nodes through the test bed's egress proxy, which refuses
+// targets without a handler. Tests pass stop to t.Cleanup.
+func (c *ControlPlane) ServeNode(target string, h http.Handler) (stop func()) {
 	c.egress.route(target, h)
-	t.Cleanup(func() { c.egress.unroute(target) })
+	return func() { c.egress.unroute(target) }
 }
 
 // pids returns the process IDs of the apiserver and etcd (for tests).

@@ -18,6 +18,8 @@ const (
 	CategoryControlPlane = nodechecks.CategoryControlPlane
 	CategoryNodes        = "nodes"
 	CategoryConflicts    = "conflicts"
+	CategoryStorage      = "storage"
+	CategoryImages       = "images"
 )
 
 // Check IDs. They are stable: documented and used by --ignore-checks; never
@@ -38,9 +40,13 @@ const (
 	IDNodesProviderID        = "nodes-provider-id"
 	IDNodesUninitialized     = "nodes-uninitialized"
 	IDNodesHostnameLabel     = "nodes-hostname-label"
+	IDNodesKubeletConfig     = "nodes-kubelet-config"
 	IDConflictsCCMLease      = "conflicts-ccm-lease"
 	IDConflictsMigration     = "conflicts-migration-lease"
 	IDConflictsOtherCCMPods  = "conflicts-other-ccm-pods"
+	IDStorageEBSCSIDriver    = "storage-ebs-csi-driver"
+	IDStorageEBSCSIMigrated  = "storage-ebs-csi-migrated"
+	IDImagesECRProvider      = "images-ecr-credential-provider"
 )
 
 // Input is what the cluster checks look at.
@@ -89,9 +95,13 @@ func Checks(in Input) []preflight.Check {
 		c(IDNodesProviderID, CategoryNodes, "Nodes carry an AWS providerID", errorIn(preflight.ModePostInstall), r.providerID),
 		c(IDNodesUninitialized, CategoryNodes, "No Node waits for the cloud-controller-manager", errorIn(preflight.ModePostInstall), r.uninitialized),
 		c(IDNodesHostnameLabel, CategoryNodes, "Node names survive the switch to an external kubelet", warnSev, r.hostnameLabel),
+		c(IDNodesKubeletConfig, CategoryNodes, "Kubelets' live providerID agrees with their Nodes", warnSev, r.kubeletConfig),
 		c(IDConflictsCCMLease, CategoryConflicts, "cloud-controller-manager Lease holder", errorIn(preflight.ModePreInstall), r.ccmLease),
 		c(IDConflictsMigration, CategoryConflicts, "No stale leader-migration Lease", warnSev, r.migrationLease),
 		c(IDConflictsOtherCCMPods, CategoryConflicts, "No other cloud-controller-manager Pods", warnSev, r.otherCCMPods),
+		c(IDStorageEBSCSIDriver, CategoryStorage, "In-tree EBS volumes have the EBS CSI driver", errSev, r.ebsCSIDriver),
+		c(IDStorageEBSCSIMigrated, CategoryStorage, "Every Node hands EBS volumes to the EBS CSI driver", errSev, r.ebsCSIMigrated),
+		c(IDImagesECRProvider, CategoryImages, "Nodes pulling private ECR images need a credential provider", warnSev, r.ecrCredentialProvider),
 	)
 }
 

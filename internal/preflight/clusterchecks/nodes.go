@@ -17,6 +17,12 @@ import (
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 )
 
+// UninitializedGrace is how long after joining a Node may carry the
+// uninitialized taint, after install, before nodes-uninitialized fails: the
+// CCM initialises a new Node within seconds, EC2 may take a little longer
+// to list a new instance.
+const UninitializedGrace = 2 * time.Minute
+
 // labelHostname is the kubelet's hostname label.
 const labelHostname = corev1.LabelHostname
 
@@ -160,6 +166,29 @@ func (r *runner) uninitialized(ctx context.Context) preflight.Result {
 		}
 		return ws[i].name < ws[j].name
 	})
+	// After install, a Node that has only just joined is being initialised,
+	// not stuck: the CCM needs a sync (and EC2 a moment to list a new
+	// instance). Before install every tainted Node waits for a CCM that
+	// does not exist yet, so all count.
+	joining := 0
+	if r.in.Mode == preflight.ModePostInstall {
+		stuck := ws[:0]
+		for _, w := range ws {
+			if now.Sub(w.since) < UninitializedGrace {
+				joining++
+				continue
+			}
+			stuck = append(stuck, w)
+		}
+		ws = stuck
+	}
+	joiningNote := ""
+	if joining > 0 {
+		joiningNote = fmt.Sprintf("; %s joined in the last %s and %s being initialised", plural(joining, "Node"), duration.HumanDuration(UninitializedGrace), map[bool]string{true: "is", false: "are"}[joining == 1])
+	}
+	if len(ws) == 0 {
+		return preflight.Pass("no Node has waited longer than %s for the CCM (%s)%s", duration.HumanDuration(UninitializedGrace), plural(len(nodes), "Node"), joiningNote)
+	}
 	names := make([]string, len(ws))
 	for i, w := range ws {
 		names[i] = fmt.Sprintf("%s (for %s)", w.name, duration.HumanDuration(now.Sub(w.since)))
@@ -171,8 +200,8 @@ func (r *runner) uninitialized(ctx context.Context) preflight.Result {
 	default:
 		fix = "these kubelets already run with --cloud-provider=external and wait for a cloud-controller-manager; Pods without a toleration do not schedule there until `awsccmctl install` (or migrate-from-intree) runs one"
 	}
-	return preflight.Fail(fix, "%s still on %d of %s, oldest first: %s",
-		cloudproviderapi.TaintExternalCloudProvider, len(ws), plural(len(nodes), "Node"), listNames(names))
+	return preflight.Fail(fix, "%s still on %d of %s, oldest first: %s%s",
+		cloudproviderapi.TaintExternalCloudProvider, len(ws), plural(len(nodes), "Node"), listNames(names), joiningNote)
 }
 
 func (r *runner) hostnameLabel(ctx context.Context) preflight.Result {

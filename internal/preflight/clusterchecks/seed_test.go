@@ -51,6 +51,12 @@ func (s *seed) cleanup() {
 		s.cs.CoreV1().Nodes().DeleteCollection(ctx, now, sel),
 		s.cs.CoordinationV1().Leases(kubeSystem).DeleteCollection(ctx, now, sel),
 		s.cs.CoreV1().ConfigMaps(kubeSystem).DeleteCollection(ctx, now, sel),
+		// PersistentVolumes lose their pv-protection finalizer first (see
+		// seed.pv), or they would stay, terminating, for the next test.
+		s.cs.CoreV1().PersistentVolumes().DeleteCollection(ctx, now, sel),
+		s.cs.StorageV1().StorageClasses().DeleteCollection(ctx, now, sel),
+		s.cs.StorageV1().CSIDrivers().DeleteCollection(ctx, now, sel),
+		s.cs.StorageV1().CSINodes().DeleteCollection(ctx, now, sel),
 	}
 	for _, ns := range []string{kubeSystem, metav1.NamespaceDefault} {
 		errs = append(errs, s.cs.CoreV1().Pods(ns).DeleteCollection(ctx, now, sel),
@@ -68,6 +74,9 @@ type nodeSpec struct {
 	name, kubelet, providerID, hostname string
 	// uninitialized adds the CCM's taint; a zero time leaves TimeAdded unset.
 	uninitialized *time.Time
+	// kubelet says how the Node's kubelet answers /configz; nil: with the
+	// Node's own providerID.
+	kubeletAnswer *kubeletSpec
 }
 
 func (s *seed) node(n nodeSpec) {
@@ -84,12 +93,18 @@ func (s *seed) node(n nodeSpec) {
 		}
 		node.Spec.Taints = append(node.Spec.Taints, taint)
 	}
+	answer := kubeletSpec{providerID: n.providerID}
+	if n.kubeletAnswer != nil {
+		answer = *n.kubeletAnswer
+	}
+	sharedKubelets().attach(s.t, node, answer)
 	created, err := s.cs.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{})
 	if err != nil {
 		s.t.Fatalf("create node %s: %v", n.name, err)
 	}
-	if created.Status.NodeInfo.KubeletVersion != n.kubelet {
+	if created.Status.NodeInfo.KubeletVersion != n.kubelet || len(created.Status.Addresses) == 0 {
 		created.Status.NodeInfo.KubeletVersion = n.kubelet
+		created.Status.Addresses, created.Status.DaemonEndpoints = node.Status.Addresses, node.Status.DaemonEndpoints
 		if _, err := s.cs.CoreV1().Nodes().UpdateStatus(context.Background(), created, metav1.UpdateOptions{}); err != nil {
 			s.t.Fatalf("set status of node %s: %v", n.name, err)
 		}

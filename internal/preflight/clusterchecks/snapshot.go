@@ -7,6 +7,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
@@ -43,6 +44,12 @@ type snapshot struct {
 	pods    lazy[[]corev1.Pod]
 	leases  lazy[[]coordinationv1.Lease]
 	kubeadm lazy[*corev1.ConfigMap] // nil when the ConfigMap does not exist
+	// Storage, read only by the storage checks, and CSIDrivers and CSINodes
+	// only when EBS is in use.
+	pvs        lazy[[]corev1.PersistentVolume]
+	classes    lazy[[]storagev1.StorageClass]
+	csiDrivers lazy[[]storagev1.CSIDriver]
+	csiNodes   lazy[[]storagev1.CSINode]
 }
 
 func (s *snapshot) serverVersion(ctx context.Context) (*version.Info, error) {
@@ -111,6 +118,58 @@ func (s *snapshot) KubeadmConfig(ctx context.Context) (*corev1.ConfigMap, error)
 	})
 }
 
+// PersistentVolumes returns every PersistentVolume.
+func (s *snapshot) PersistentVolumes(ctx context.Context) ([]corev1.PersistentVolume, error) {
+	return s.pvs.get(ctx, func(ctx context.Context) ([]corev1.PersistentVolume, error) {
+		return listAll(ctx, "persistentvolumes", func(ctx context.Context, o metav1.ListOptions) ([]corev1.PersistentVolume, string, error) {
+			l, err := s.client.CoreV1().PersistentVolumes().List(ctx, o)
+			if err != nil {
+				return nil, "", err
+			}
+			return l.Items, l.Continue, nil
+		})
+	})
+}
+
+// StorageClasses returns every StorageClass.
+func (s *snapshot) StorageClasses(ctx context.Context) ([]storagev1.StorageClass, error) {
+	return s.classes.get(ctx, func(ctx context.Context) ([]storagev1.StorageClass, error) {
+		return listAll(ctx, "storageclasses", func(ctx context.Context, o metav1.ListOptions) ([]storagev1.StorageClass, string, error) {
+			l, err := s.client.StorageV1().StorageClasses().List(ctx, o)
+			if err != nil {
+				return nil, "", err
+			}
+			return l.Items, l.Continue, nil
+		})
+	})
+}
+
+// CSIDrivers returns every CSIDriver.
+func (s *snapshot) CSIDrivers(ctx context.Context) ([]storagev1.CSIDriver, error) {
+	return s.csiDrivers.get(ctx, func(ctx context.Context) ([]storagev1.CSIDriver, error) {
+		return listAll(ctx, "csidrivers", func(ctx context.Context, o metav1.ListOptions) ([]storagev1.CSIDriver, string, error) {
+			l, err := s.client.StorageV1().CSIDrivers().List(ctx, o)
+			if err != nil {
+				return nil, "", err
+			}
+			return l.Items, l.Continue, nil
+		})
+	})
+}
+
+// CSINodes returns every CSINode (one per Node whose kubelet registered it).
+func (s *snapshot) CSINodes(ctx context.Context) ([]storagev1.CSINode, error) {
+	return s.csiNodes.get(ctx, func(ctx context.Context) ([]storagev1.CSINode, error) {
+		return listAll(ctx, "csinodes", func(ctx context.Context, o metav1.ListOptions) ([]storagev1.CSINode, string, error) {
+			l, err := s.client.StorageV1().CSINodes().List(ctx, o)
+			if err != nil {
+				return nil, "", err
+			}
+			return l.Items, l.Continue, nil
+		})
+	})
+}
+
 // listAll reads every page of a list.
 func listAll[T any](ctx context.Context, what string, page func(context.Context, metav1.ListOptions) ([]T, string, error)) ([]T, error) {
 	var all []T
@@ -131,7 +190,7 @@ func listAll[T any](ctx context.Context, what string, page func(context.Context,
 // readFix is the remediation for a read that failed.
 func readFix(err error) string {
 	if apierrors.IsForbidden(err) {
-		return "grant the identity preflight runs as get and list on nodes, pods, configmaps and coordination.k8s.io leases (a ClusterRole bound with a ClusterRoleBinding), or run preflight as a cluster admin"
+		return "grant the identity preflight runs as get and list on nodes, pods, configmaps, persistentvolumes, coordination.k8s.io leases and storage.k8s.io storageclasses, csidrivers and csinodes (a ClusterRole bound with a ClusterRoleBinding), or run preflight as a cluster admin"
 	}
 	return "check that the API server answers (`kubectl get --raw /readyz`) and run preflight again"
 }
