@@ -14,6 +14,10 @@
 //     GetPolicyVersion and SimulatePrincipalPolicy, which really evaluates
 //     the seeded policies (Allow/Deny, wildcards, tag conditions). Clients
 //     find it through AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_IAM.
+//   - Classic ELB (awsQuery, Version 2012-06-01): DescribeLoadBalancers,
+//     DescribeTags.
+//   - ELBv2 (awsQuery, Version 2015-12-01): DescribeLoadBalancers,
+//     DescribeTags, DescribeTargetGroups, DescribeListeners.
 //   - IMDSv2 under /latest/: token flow and the metadata paths the CCM and
 //     the SDK read (instance-id, placement, local-ipv4, macs, the instance
 //     identity document, ...).
@@ -22,8 +26,11 @@
 // credential scope of the Authorization header (signatures are not
 // verified) and the operation from the Action parameter. Service names used
 // by call accounting and fault injection are those signing names ("ec2",
-// "sts") and "iam", plus "imds" for the metadata service, whose action is the path
-// below /latest/ (for example "api/token" or "meta-data/instance-id").
+// "sts") and "iam", "elasticloadbalancing" for Classic ELB and
+// "elasticloadbalancingv2" for ELBv2 (both are signed as
+// "elasticloadbalancing"), plus "imds" for the metadata service, whose
+// action is the path below /latest/ (for example "api/token" or
+// "meta-data/instance-id").
 //
 // State is an in-memory model seeded from a Fixture (Go literal or YAML file
 // via LoadFixture) and changed through the Go API (AddInstance,

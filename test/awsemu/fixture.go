@@ -41,6 +41,9 @@ type Fixture struct {
 	Instances      []Instance      `json:"instances,omitempty"`
 	// IAM holds roles, instance profiles and policies (see iam.go).
 	IAM IAMFixture `json:"iam,omitzero"`
+	// LoadBalancers are Classic, Network and Application load balancers
+	// with their listeners and target groups (see elb_state.go).
+	LoadBalancers []LoadBalancer `json:"loadBalancers,omitempty"`
 }
 
 // Zone is an availability zone.
@@ -260,7 +263,8 @@ func (f *Fixture) Validate() error {
 		bad("imdsInstanceId %q is not an instance of the fixture", f.IMDSInstanceID)
 	}
 	_, iamErrs := f.buildIAM()
-	return errors.Join(append(errs, iamErrs...)...)
+	_, elbErrs := f.buildELB()
+	return errors.Join(slices.Concat(errs, iamErrs, elbErrs)...)
 }
 
 func checkID(bad func(string, ...any), where, prefix, id string, dup bool) {

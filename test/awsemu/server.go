@@ -36,6 +36,8 @@ var builtinServices = []func(*Server) service{
 	func(s *Server) service { return &ec2Service{s: s} },
 	func(s *Server) service { return &stsService{s: s} },
 	func(s *Server) service { return &iamService{s: s} },
+	func(s *Server) service { return &elbService{s: s} },
+	func(s *Server) service { return &elbv2Service{s: s} },
 }
 
 // table is an insertion-ordered map of resources by ID.
@@ -109,6 +111,7 @@ type Server struct {
 	idSeq           uint64
 	responseDelay   time.Duration
 	iam             *iamState
+	elb             *elbState
 
 	ctl         sync.Mutex // guards accounting, faults and the logger
 	calls       map[string]int
@@ -157,6 +160,7 @@ func New(f *Fixture) *Server {
 		s.storeInstance(in, time.Time{})
 	}
 	s.iam, _ = f.buildIAM() // f is valid
+	s.elb, _ = f.buildELB()
 	s.imdsInstance = f.IMDSInstanceID
 	if s.imdsInstance == "" && len(f.Instances) > 0 {
 		s.imdsInstance = f.Instances[0].ID
