@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -38,11 +40,15 @@ type Options struct {
 	MaxAttempts int
 }
 
-// Clients are the AWS clients the CCM uses.
+// Clients are the AWS clients the CCM (and preflight) uses.
 type Clients struct {
 	Config aws.Config
 	EC2    *ec2.Client
 	STS    *sts.Client
+	// ELB is Classic Elastic Load Balancing, ELBv2 serves Network load
+	// balancers.
+	ELB   *elb.Client
+	ELBv2 *elbv2.Client
 }
 
 func (o Options) apiOptions() []func(*middleware.Stack) error {
@@ -110,6 +116,8 @@ func NewClients(ctx context.Context, o Options) (*Clients, error) {
 		Config: cfg,
 		EC2:    ec2.NewFromConfig(cfg, o.ec2Override()),
 		STS:    stsClient,
+		ELB:    elb.NewFromConfig(cfg, o.elbOverride()),
+		ELBv2:  elbv2.NewFromConfig(cfg, o.elbv2Override()),
 	}, nil
 }
 
@@ -144,29 +152,35 @@ func (o Options) endpoint(service string) (url, signingRegion string, ok bool) {
 	return url, signingRegion, ok
 }
 
-// ec2Override applies a [ServiceOverride] endpoint. The signing region
-// replaces the client region: with a fixed endpoint the region only feeds
-// the signature.
-func (o Options) ec2Override() func(*ec2.Options) {
-	return func(eo *ec2.Options) {
-		if url, signingRegion, ok := o.endpoint(cloudconfig.ServiceEC2); ok {
-			eo.BaseEndpoint = aws.String(url)
-			if signingRegion != "" {
-				eo.Region = signingRegion
-			}
+// override applies a [ServiceOverride] endpoint to a client's options. The
+// signing region replaces the client region: with a fixed endpoint the
+// region only feeds the signature.
+func (o Options) override(service string, baseEndpoint **string, region *string) {
+	if url, signingRegion, ok := o.endpoint(service); ok {
+		*baseEndpoint = aws.String(url)
+		if signingRegion != "" {
+			*region = signingRegion
 		}
 	}
 }
 
+func (o Options) ec2Override() func(*ec2.Options) {
+	return func(eo *ec2.Options) { o.override(cloudconfig.ServiceEC2, &eo.BaseEndpoint, &eo.Region) }
+}
+
 func (o Options) stsOverride() func(*sts.Options) {
-	return func(so *sts.Options) {
-		if url, signingRegion, ok := o.endpoint(cloudconfig.ServiceSTS); ok {
-			so.BaseEndpoint = aws.String(url)
-			if signingRegion != "" {
-				so.Region = signingRegion
-			}
-		}
-	}
+	return func(so *sts.Options) { o.override(cloudconfig.ServiceSTS, &so.BaseEndpoint, &so.Region) }
+}
+
+// elbOverride and elbv2Override: an override for "elasticloadbalancing"
+// (the SDK v1 ID the in-tree provider used) applies to both, as it did
+// in-tree, unless ELBv2 has its own (see cloudconfig.Config.Endpoint).
+func (o Options) elbOverride() func(*elb.Options) {
+	return func(eo *elb.Options) { o.override(cloudconfig.ServiceELB, &eo.BaseEndpoint, &eo.Region) }
+}
+
+func (o Options) elbv2Override() func(*elbv2.Options) {
+	return func(eo *elbv2.Options) { o.override(cloudconfig.ServiceELBv2, &eo.BaseEndpoint, &eo.Region) }
 }
 
 // sourceHeaders adds the confused-deputy headers to AssumeRole calls.

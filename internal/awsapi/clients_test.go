@@ -11,6 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
@@ -120,6 +122,31 @@ func TestServiceOverrideEndpoint(t *testing.T) {
 	}
 	if srv.Calls("ec2", "DescribeInstances") != 1 {
 		t.Fatal("the call did not reach the overridden endpoint")
+	}
+}
+
+// TestELBServiceOverride: the in-tree spelling "elasticloadbalancing"
+// redirects both the Classic and the v2 client, signed for the override's
+// region, and both pass the guard and reach their own API.
+func TestELBServiceOverride(t *testing.T) {
+	srv, url := emulator(t)
+	conf := "[ServiceOverride \"elb\"]\nService = elasticloadbalancing\nRegion = eu-west-1\nURL = " + url + "\nSigningRegion = us-east-1\n"
+	c, err := NewClients(context.Background(), Options{Region: "eu-west-1", CloudConfig: loadCloudConfig(t, conf)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.ELB.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{}); err != nil {
+		t.Fatalf("Classic DescribeLoadBalancers through the override: %v", err)
+	}
+	if _, err := c.ELBv2.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{}); err != nil {
+		t.Fatalf("v2 DescribeLoadBalancers through the override: %v", err)
+	}
+	if c.ELB.Options().Region != "us-east-1" || c.ELBv2.Options().Region != "us-east-1" {
+		t.Errorf("signing regions %s, %s; want the override's us-east-1", c.ELB.Options().Region, c.ELBv2.Options().Region)
+	}
+	if got := srv.CallCounts(); got["elasticloadbalancing:DescribeLoadBalancers"] != 1 || got["elasticloadbalancingv2:DescribeLoadBalancers"] != 1 {
+		t.Fatalf("emulator calls %v", got)
 	}
 }
 

@@ -57,7 +57,32 @@ func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface
 		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf(
 			"the AWS region is unknown: pass --region or set Region in the --cloud-config file (no Node has a %s label); --aws=false skips the AWS checks", v1.LabelTopologyRegion)}
 	}
+	lbServices, err := loadBalancerServices(ctx, client)
+	if err != nil {
+		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+	}
 	in, err := newAWSInput(ctx, o, cc, region, mode)
 	in.InstanceIDs, in.ControlPlaneInstanceIDs = ids, controlPlane
+	in.LoadBalancerServices = lbServices
 	return in, err
+}
+
+// loadBalancerServices lists the Services of type LoadBalancer in all
+// namespaces, 500 a page.
+func loadBalancerServices(ctx context.Context, client kubernetes.Interface) ([]v1.Service, error) {
+	var out []v1.Service
+	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		return client.CoreV1().Services(metav1.NamespaceAll).List(ctx, opts)
+	})
+	p.PageSize = 500
+	err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+		if svc := obj.(*v1.Service); svc.Spec.Type == v1.ServiceTypeLoadBalancer {
+			out = append(out, *svc)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list Services: %w", err)
+	}
+	return out, nil
 }

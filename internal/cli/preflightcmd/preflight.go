@@ -41,13 +41,17 @@ type Options struct {
 	Region string
 	// HostNetwork says the CCM will run with hostNetwork: true.
 	HostNetwork bool
+	// CloudRoutes says whether the CCM will configure cloud routes: on,
+	// off, or auto (node mode: from this node's kube-controller-manager
+	// manifest; otherwise unknown).
+	CloudRoutes string
 	// Kube builds the cluster client in cluster mode (kubectl's flags).
 	Kube *genericclioptions.ConfigFlags
 }
 
 // NewCommand returns the preflight command; output returns the -o value.
 func NewCommand(streams Streams, output func() (string, error)) *cobra.Command {
-	o := &Options{Mode: string(preflight.ModePreInstall), Root: "/", FailOn: "error", AWS: true, HostNetwork: true,
+	o := &Options{Mode: string(preflight.ModePreInstall), Root: "/", FailOn: "error", AWS: true, HostNetwork: true, CloudRoutes: "auto",
 		Kube: genericclioptions.NewConfigFlags(true)}
 	cmd := &cobra.Command{
 		Use:   "preflight",
@@ -82,6 +86,7 @@ the AWS checks: identity, tags, instances, IMDS settings and IAM permissions. Ex
 	f.StringVar(&o.CloudConfig, "cloud-config", "", "the CCM's cloud-config file (region, VPC, cluster ID, endpoint overrides)")
 	f.StringVar(&o.Region, "region", "", "AWS region (default: from --cloud-config, else IMDS)")
 	f.BoolVar(&o.HostNetwork, "host-network", o.HostNetwork, "the CCM will run with hostNetwork: true (as the rendered install does)")
+	f.StringVar(&o.CloudRoutes, "cloud-routes", o.CloudRoutes, "whether the CCM will configure cloud routes (the route table must then be tagged): on, off, or auto (with --node: from this node's kube-controller-manager manifest)")
 	o.Kube.AddFlags(f)
 	return cmd
 }
@@ -97,6 +102,12 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 	}
 	if o.FailOn != "error" && o.FailOn != "warning" {
 		return exitcode.UsageError(fmt.Errorf("--fail-on %q: want error or warning", o.FailOn))
+	}
+	if o.CloudRoutes == "" {
+		o.CloudRoutes = "auto"
+	}
+	if o.CloudRoutes != "auto" && o.CloudRoutes != "on" && o.CloudRoutes != "off" {
+		return exitcode.UsageError(fmt.Errorf("--cloud-routes %q: want on, off or auto", o.CloudRoutes))
 	}
 	checks, err := o.checks(ctx, mode)
 	if err != nil {
@@ -135,6 +146,7 @@ func (o Options) checks(ctx context.Context, mode preflight.Mode) ([]preflight.C
 			if err != nil {
 				return nil, err
 			}
+			in.CloudRoutes = o.cloudRoutes(node)
 			checks = append(checks, awschecks.Checks(in)...)
 		}
 		return checks, nil
@@ -156,9 +168,28 @@ func (o Options) checks(ctx context.Context, mode preflight.Mode) ([]preflight.C
 		if err != nil {
 			return nil, err
 		}
+		in.CloudRoutes = o.cloudRoutes(nil)
 		checks = append(checks, awschecks.Checks(in)...)
 	}
 	return checks, nil
+}
+
+// cloudRoutes resolves --cloud-routes; auto reads node's
+// kube-controller-manager manifest when there is one.
+func (o Options) cloudRoutes(node *nodefiles.Node) awschecks.CloudRoutes {
+	switch o.CloudRoutes {
+	case "on":
+		return awschecks.CloudRoutesOn
+	case "off":
+		return awschecks.CloudRoutesOff
+	}
+	if on, known := nodechecks.KCMCloudRoutes(node); known {
+		if on {
+			return awschecks.CloudRoutesOn
+		}
+		return awschecks.CloudRoutesOff
+	}
+	return awschecks.CloudRoutesUnknown
 }
 
 func failedIDs(r preflight.Report) string {

@@ -65,9 +65,10 @@ func TestNodeModeGolden(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	cases := map[string]Options{
-		"bad mode":       {Mode: "during-lunch", Node: true, Root: fixtures, FailOn: "error"},
-		"bad fail-on":    {Mode: "pre-install", Node: true, Root: fixtures, FailOn: "sometimes"},
-		"unknown ignore": {Mode: "pre-install", Node: true, Root: filepath.Join(fixtures, "kops-node"), FailOn: "error", Ignore: []string{"no-such-check"}},
+		"bad mode":         {Mode: "during-lunch", Node: true, Root: fixtures, FailOn: "error"},
+		"bad fail-on":      {Mode: "pre-install", Node: true, Root: fixtures, FailOn: "sometimes"},
+		"bad cloud-routes": {Mode: "pre-install", Node: true, Root: fixtures, FailOn: "error", CloudRoutes: "sometimes"},
+		"unknown ignore":   {Mode: "pre-install", Node: true, Root: filepath.Join(fixtures, "kops-node"), FailOn: "error", Ignore: []string{"no-such-check"}},
 	}
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {

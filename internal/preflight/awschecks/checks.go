@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
@@ -31,6 +32,8 @@ const (
 	IDSecurityGroups   = "aws-security-groups"
 	IDIMDS             = "aws-imds"
 	IDIAMPermissions   = "aws-iam-permissions"
+	IDRouteTables      = "aws-route-tables"
+	IDLoadBalancers    = "aws-load-balancers"
 	describeBatch      = 150 // instance IDs per DescribeInstances (filter values are capped at 200)
 	groupBatch         = 200 // group IDs per DescribeSecurityGroups
 	listShown          = 10  // items a message lists before "and N more"
@@ -49,6 +52,7 @@ type EC2API interface {
 	DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
 	DescribeSubnets(context.Context, *ec2.DescribeSubnetsInput, ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
 	DescribeSecurityGroups(context.Context, *ec2.DescribeSecurityGroupsInput, ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
+	DescribeRouteTables(context.Context, *ec2.DescribeRouteTablesInput, ...func(*ec2.Options)) (*ec2.DescribeRouteTablesOutput, error)
 }
 
 // STSAPI lists the STS calls of these checks.
@@ -81,6 +85,11 @@ type Input struct {
 	InstanceIDs []string
 	// ControlPlaneInstanceIDs are the instances the CCM will run on.
 	ControlPlaneInstanceIDs []string
+	// CloudRoutes tells whether the CCM will configure cloud routes.
+	CloudRoutes CloudRoutes
+	// LoadBalancerServices are the cluster's Services of type LoadBalancer;
+	// empty in node mode.
+	LoadBalancerServices []corev1.Service
 	// HostNetwork tells whether the CCM runs with hostNetwork: true.
 	HostNetwork bool
 	// Mode is the moment preflight runs at.
@@ -113,8 +122,10 @@ func Checks(in Input) []preflight.Check {
 		c(IDInstancesExist, "Every Node's instance exists", errSev, identity, r.instancesExist),
 		c(IDSubnetsTagged, "Each zone has a cluster-tagged load-balancer subnet", warnSev, cluster, r.subnetsTagged),
 		c(IDSecurityGroups, "Each instance has exactly one cluster-tagged security group", warnSev, cluster, r.securityGroups),
+		c(IDRouteTables, "The route controller finds the cluster's route table", errSev, cluster, r.routeTables),
 		c(IDIMDS, "Control-plane IMDS settings fit how the CCM runs", warnSev, identity, r.imds),
 		c(IDIAMPermissions, "The CCM's principal is allowed every action the CCM calls", errSev, identity, r.iamPermissions),
+		c(IDLoadBalancers, "Existing load balancers will be adopted", warnSev, cluster, r.loadBalancers),
 	}
 }
 

@@ -4,15 +4,19 @@
 // tags the CCM looks for, whether the control-plane instances' IMDS settings
 // fit how the CCM will run, and whether the principal the CCM will run as is
 // granted every AWS action the CCM calls (simulated by IAM, with the cluster's
-// resource tag in the context so tag conditions are really evaluated).
+// resource tag in the context so tag conditions are really evaluated), and
+// what the CCM would do with the existing load balancers of the cluster's
+// LoadBalancer Services (adopt, fight over, leak or replace them).
 //
 // Checks builds the list; every check is present in every run so reports
 // have the same shape, and a check that has nothing to look at is skipped
 // with the reason. AWS is reached through the small interfaces declared
-// here (EC2API, STSAPI, IAMAPI) and every call is batched: one
+// here (EC2API, STSAPI, IAMAPI, ELBAPI, ELBv2API) and every call is batched: one
 // DescribeInstances per 150 instance IDs for all checks together, one
-// DescribeSubnets, one DescribeSecurityGroups per 200 groups and one
-// paginated SimulatePrincipalPolicy per principal. Every action is
+// DescribeSubnets, one DescribeSecurityGroups per 200 groups, one
+// paginated SimulatePrincipalPolicy per principal, one paginated
+// DescribeLoadBalancers per load-balancing API (400 a page) and one
+// DescribeTags per 20 load balancers named like a Service's. Every action is
 // registered in internal/awsapi for the preflight component, so
 // iam/preflight-policy.json grants exactly what these checks need. The
 // checks only read.

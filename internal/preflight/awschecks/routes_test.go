@@ -1,0 +1,94 @@
+package awschecks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+	"github.com/awsccmctl/awsccmctl/test/awsemu"
+)
+
+const demoRTB = "rtb-0demo000000000001" // the demo VPC's main table, tagged for cluster demo
+
+func TestRouteTables(t *testing.T) {
+	untag := func(f *awsemu.Fixture) { delete(f.RouteTables[0].Tags, "kubernetes.io/cluster/demo") }
+	otherVPC := awsemu.RouteTable{ID: "rtb-0other00000000001", VPCID: "vpc-0other00000000001", Tags: map[string]string{"kubernetes.io/cluster/demo": "shared"}}
+	cases := []struct {
+		name    string
+		fixture func(*awsemu.Fixture)
+		routes  CloudRoutes
+		cc      *cloudconfig.Global
+		status  preflight.Status
+		text    []string
+		calls   int // DescribeRouteTables calls
+	}{
+		{name: "cloud routes off", routes: CloudRoutesOff, fixture: untag, status: pass,
+			text: []string{"cloud routes are off: the CCM needs no route table"}, calls: 0},
+		{name: "one tagged table", routes: CloudRoutesOn, status: pass,
+			text: []string{"route table " + demoRTB + " (" + demoVPC + ") carries the cluster tag kubernetes.io/cluster/demo"}, calls: 1},
+		{name: "legacy tag", routes: CloudRoutesOn, status: pass,
+			fixture: func(f *awsemu.Fixture) {
+				untag(f)
+				f.RouteTables[0].Tags["KubernetesCluster"] = "demo"
+			},
+			text: []string{"route table " + demoRTB}, calls: 1},
+		{name: "legacy tag of another cluster does not count", routes: CloudRoutesOn, status: fail,
+			fixture: func(f *awsemu.Fixture) {
+				untag(f)
+				f.RouteTables[0].Tags["KubernetesCluster"] = "old"
+			},
+			text: []string{"no route table in the region carries the cluster tag"}, calls: 2},
+		{name: "untagged, cloud routes on: the fix names the subnets' main table", routes: CloudRoutesOn, fixture: untag, status: fail,
+			text: []string{`"unable to find route table for AWS cluster"`,
+				"aws ec2 create-tags --resources " + demoRTB + " --tags Key=kubernetes.io/cluster/demo,Value=owned"}, calls: 2},
+		{name: "untagged, cloud routes unknown: a warning that says when it matters", fixture: untag, status: warn,
+			text: []string{"pass --cloud-routes=on|off"}, calls: 2},
+		{name: "untagged, a subnet with its own table", routes: CloudRoutesOn, status: fail,
+			fixture: func(f *awsemu.Fixture) {
+				untag(f)
+				f.RouteTables[0].SubnetIDs = f.RouteTables[0].SubnetIDs[:2]
+				f.RouteTables = append(f.RouteTables, awsemu.RouteTable{ID: "rtb-0demo00000000000c", VPCID: demoVPC, SubnetIDs: []string{subnetC}})
+			},
+			text: []string{"the cluster's subnets use 2 route tables (" + demoRTB + ", rtb-0demo00000000000c) but the route controller manages one"}, calls: 2},
+		{name: "two tagged tables in the region", routes: CloudRoutesOn, status: fail,
+			fixture: func(f *awsemu.Fixture) {
+				f.VPCs = append(f.VPCs, awsemu.VPC{ID: otherVPC.VPCID, CIDR: "10.9.0.0/16"})
+				f.RouteTables = append(f.RouteTables, otherVPC)
+			},
+			text: []string{"2 route tables carry the cluster tag kubernetes.io/cluster/demo: " + demoRTB + " (" + demoVPC + "), rtb-0other00000000001 (vpc-0other00000000001)",
+				"set RouteTableID"}, calls: 1},
+		{name: "RouteTableID exists", routes: CloudRoutesOn, fixture: untag, cc: &cloudconfig.Global{RouteTableID: demoRTB, VPC: demoVPC}, status: pass,
+			text: []string{"the cloud config's RouteTableID " + demoRTB + " exists (" + demoVPC + ")"}, calls: 1},
+		{name: "RouteTableID missing", routes: CloudRoutesOn, cc: &cloudconfig.Global{RouteTableID: "rtb-0nothere000000001"}, status: fail,
+			text: []string{"RouteTableID rtb-0nothere000000001 does not exist"}, calls: 1},
+		{name: "RouteTableID of another VPC", routes: CloudRoutesOn, cc: &cloudconfig.Global{RouteTableID: "rtb-0other00000000001", VPC: demoVPC},
+			fixture: func(f *awsemu.Fixture) {
+				f.VPCs = append(f.VPCs, awsemu.VPC{ID: otherVPC.VPCID, CIDR: "10.9.0.0/16"})
+				f.RouteTables = append(f.RouteTables, otherVPC)
+			},
+			status: fail, text: []string{"RouteTableID rtb-0other00000000001 belongs to vpc-0other00000000001, not to its VPC " + demoVPC}, calls: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := start(t, tc.fixture, true)
+			in := e.baseInput()
+			in.CloudRoutes = tc.routes
+			if tc.cc != nil {
+				in.CloudConfig = &cloudconfig.Config{Global: *tc.cc}
+			}
+			f := run(t, in)[IDRouteTables]
+			if f.Status != tc.status {
+				t.Errorf("status = %s, want %s\n  message: %s\n  fix: %s", f.Status, tc.status, f.Message, f.Remediation)
+			}
+			for _, s := range tc.text {
+				if !strings.Contains(f.Message+"\n"+f.Remediation, s) {
+					t.Errorf("%q not in\n  message: %s\n  fix: %s", s, f.Message, f.Remediation)
+				}
+			}
+			if got := e.srv.CallCounts()["ec2:DescribeRouteTables"]; got != tc.calls {
+				t.Errorf("DescribeRouteTables calls = %d, want %d", got, tc.calls)
+			}
+		})
+	}
+}
