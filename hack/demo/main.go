@@ -18,6 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -130,6 +131,11 @@ func (d *demo) run(ctx context.Context) error {
 	}
 	step("registering %d nodes as kubelets with --cloud-provider=external do", len(d.plan.all()))
 	for _, n := range d.plan.all() {
+		if n.inst != nil && n.inst.PrivateIP != "" {
+			// The node's kubelet answers /configz (what preflight reads
+			// through nodes/proxy) at the instance's address.
+			defer d.cp.ServeNode(net.JoinHostPort(n.inst.PrivateIP, strconv.Itoa(kubeletPort)), kubeletHandler(n))()
+		}
 		if err := registerNode(ctx, d.kube, n); err != nil {
 			return err
 		}

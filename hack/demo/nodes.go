@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/awsccmctl/awsccmctl/internal/childproc"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -16,10 +17,30 @@ import (
 	"k8s.io/client-go/util/retry"
 	cloudproviderapi "k8s.io/cloud-provider/api"
 
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
+
+// kubeletPort is where the demo's kubelets listen, as real ones do.
+const kubeletPort = 10250
+
+// kubeletHandler answers as n's kubelet would: /configz with the
+// KubeletConfiguration it runs with (providerID only with --provider-id).
+func kubeletHandler(n plannedNode) http.Handler {
+	body, _ := json.Marshal(map[string]any{"kubeletconfig": map[string]any{
+		"kind": "KubeletConfiguration", "apiVersion": "kubelet.config.k8s.io/v1beta1", "providerID": n.providerID,
+	}})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/configz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
+}
 
 const (
 	shutdownTaint      = "node.cloudprovider.kubernetes.io/shutdown"
@@ -120,6 +141,7 @@ func registerNode(ctx context.Context, kube kubernetes.Interface, n plannedNode)
 		if err != nil {
 			return err
 		}
+		latest.Status.DaemonEndpoints.KubeletEndpoint.Port = kubeletPort
 		latest.Status.Conditions = []v1.NodeCondition{{
 			Type: v1.NodeReady, Status: ready, Reason: reason,
 			LastHeartbeatTime: now, LastTransitionTime: now,
