@@ -64,8 +64,13 @@ flags): versions, control-plane flags from the mirror Pods and kubeadm-config,
 Nodes, Leases and other CCMs. With --node it reads the files of the node it
 runs on (static pod manifests, kubelet flags and configuration), which is what
 bootstrap scripts call before the cluster exists. --aws (on by default) adds
-the AWS checks: identity, tags, instances, IMDS settings and IAM permissions. Exit codes: 0 all passed, 1 checks failed, 2 usage error,
-3 the cluster or AWS could not be reached.`,
+the AWS checks: identity, cluster tags, instances, subnets, security groups,
+route tables, IMDS settings, IAM permissions and the load balancers the CCM
+will adopt.
+
+Exit codes: 0 all passed, 1 checks failed, 2 usage error, 3 the cluster or
+AWS could not be reached. Guide: docs/preflight.md; every check:
+docs/reference/preflight-checks.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := output()

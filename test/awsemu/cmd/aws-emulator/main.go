@@ -1,4 +1,4 @@
-// Command aws-emulator serves the awsemu AWS emulator (EC2, STS, IMDSv2) on
+// Command aws-emulator serves the awsemu AWS emulator (EC2, ELB, ELBv2, IAM, STS, IMDSv2) on
 // loopback for scripts, demos and out-of-process tests.
 //
 //	aws-emulator --fixture test/awsemu/testdata/demo.yaml --listen 127.0.0.1:0 --ready-file /tmp/emu.url
