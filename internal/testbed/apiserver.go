@@ -37,6 +37,7 @@ type apiServerProc struct {
 //   - --endpoint-reconciler-type=none: otherwise the apiserver logs every 10 s
 //     that 127.0.0.1 "may not be in the loopback range" for the kubernetes
 //     Endpoints.
+//   - --kubelet-preferred-address-types as kubeadm sets it (see below).
 //   - --enable-priority-and-fairness is left at its default: turning it off
 //     does not shorten start-up.
 func apiServerArgs(dir string, port int, etcdURL string, p *pki, auditPolicyFile, auditLogPath string, extra []string) []string {
@@ -57,6 +58,10 @@ func apiServerArgs(dir string, port int, etcdURL string, p *pki, auditPolicyFile
 		"--allow-privileged=true",
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
+		// kubeadm's setting: reach kubelets by IP. The default order tries
+		// the Hostname address first, which would make nodes/proxy resolve
+		// names like ip-10-0-1-10.ec2.internal through the machine's DNS.
+		"--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
 	}
 	if auditPolicyFile != "" {
 		args = append(args,
