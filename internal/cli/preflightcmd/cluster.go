@@ -28,7 +28,7 @@ func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface
 	if err != nil {
 		return awschecks.Input{}, exitcode.UsageError(err)
 	}
-	var ids, controlPlane []string
+	var ids, controlPlane, unnamed []string
 	region := o.Region
 	if region == "" {
 		region, _ = cc.RegionFromConfig()
@@ -39,6 +39,9 @@ func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface
 	p.PageSize = 500
 	err = p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
 		n := obj.(*v1.Node)
+		if n.Spec.ProviderID == "" {
+			unnamed = append(unnamed, n.Name)
+		}
 		if id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
 			ids = append(ids, id.InstanceID)
 			if _, ok := n.Labels[controlPlaneLabel]; ok {
@@ -62,7 +65,7 @@ func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface
 		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: err}
 	}
 	in, err := newAWSInput(ctx, o, cc, region, mode)
-	in.InstanceIDs, in.ControlPlaneInstanceIDs = ids, controlPlane
+	in.InstanceIDs, in.ControlPlaneInstanceIDs, in.NodesWithoutProviderID = ids, controlPlane, unnamed
 	in.LoadBalancerServices = lbServices
 	return in, err
 }

@@ -33,6 +33,7 @@ const (
 	IDIMDS             = "aws-imds"
 	IDIAMPermissions   = "aws-iam-permissions"
 	IDRouteTables      = "aws-route-tables"
+	IDNodeNames        = "aws-node-names"
 	IDLoadBalancers    = "aws-load-balancers"
 	describeBatch      = 150 // instance IDs per DescribeInstances (filter values are capped at 200)
 	groupBatch         = 200 // group IDs per DescribeSecurityGroups
@@ -83,6 +84,9 @@ type Input struct {
 	// InstanceIDs are the instances of the cluster's Nodes (from their
 	// providerIDs); empty in node mode.
 	InstanceIDs []string
+	// NodesWithoutProviderID are the names of the Nodes the CCM must find
+	// by name (cluster mode).
+	NodesWithoutProviderID []string
 	// ControlPlaneInstanceIDs are the instances the CCM will run on.
 	ControlPlaneInstanceIDs []string
 	// CloudRoutes tells whether the CCM will configure cloud routes.
@@ -120,6 +124,7 @@ func Checks(in Input) []preflight.Check {
 		c(IDIdentity, "AWS credentials work (STS GetCallerIdentity)", errSev, nil, r.identity),
 		c(IDClusterID, "Cluster ID known and consistent, instances tagged with it", errSev, identity, r.clusterID),
 		c(IDInstancesExist, "Every Node's instance exists", errSev, identity, r.instancesExist),
+		c(IDNodeNames, "Nodes without a providerID name an instance", errSev, identity, r.nodeNames),
 		c(IDSubnetsTagged, "Each zone has a cluster-tagged load-balancer subnet", warnSev, cluster, r.subnetsTagged),
 		c(IDSecurityGroups, "Each instance has exactly one cluster-tagged security group", warnSev, cluster, r.securityGroups),
 		c(IDRouteTables, "The route controller finds the cluster's route table", errSev, cluster, r.routeTables),

@@ -35,7 +35,7 @@ var allGoodCalls = map[string]int{"sts:GetCallerIdentity": 1, "ec2:DescribeInsta
 
 var scenarios = []scenario{{
 	name: "all good",
-	want: table(pass, pass, pass, pass, pass, pass, pass, pass),
+	want: table(pass, pass, pass, pass, pass, pass, pass, pass, pass),
 	text: map[string][]string{
 		IDIdentity:       {"account 123456789012, arn:aws:iam::123456789012:role/control-plane"},
 		IDClusterID:      {"cluster ID demo (from instance tags); all 4 instances carry its tag"},
@@ -50,7 +50,7 @@ var scenarios = []scenario{{
 	server: func(t *testing.T, s *awsemu.Server) {
 		must(t, s.PutRolePolicy(role, "deny-zones", denyPolicy("ec2:DescribeAvailabilityZones")))
 	},
-	want: table(pass, pass, pass, pass, pass, pass, pass, fail),
+	want: table(pass, pass, pass, pass, pass, pass, pass, pass, fail),
 	text: map[string][]string{IDIAMPermissions: {"denied 1 of the CCM's 3 actions", "ec2:DescribeAvailabilityZones: explicitDeny by deny-zones",
 		"remove or narrow the Deny statements of deny-zones on role control-plane"}},
 	calls: allGoodCalls,
@@ -59,13 +59,13 @@ var scenarios = []scenario{{
 	fixture: func(f *awsemu.Fixture) {
 		ccmPolicy(f, `{"Effect":"Allow","Action":["ec2:DescribeInstances","sts:AssumeRole"],"Resource":"*"}`)
 	},
-	want: table(pass, pass, pass, pass, pass, pass, pass, fail),
+	want: table(pass, pass, pass, pass, pass, pass, pass, pass, fail),
 	text: map[string][]string{IDIAMPermissions: {"is denied 1 of the CCM's 3 actions: ec2:DescribeAvailabilityZones: implicitDeny", "put-role-policy --role-name control-plane",
 		"file://iam/ccm-policy.json"}},
 }, {
 	name:  "tag condition met for a mutating action",
 	extra: []awsapi.Action{createTags},
-	want:  table(pass, pass, pass, pass, pass, pass, pass, pass),
+	want:  table(pass, pass, pass, pass, pass, pass, pass, pass, pass),
 	text:  map[string][]string{IDIAMPermissions: {"allowed all 4", "with aws:ResourceTag/kubernetes.io/cluster/demo=owned"}},
 }, {
 	name:  "tag condition not met",
@@ -74,7 +74,7 @@ var scenarios = []scenario{{
 		ccmPolicy(f, `{"Effect":"Allow","Action":["ec2:Describe*","sts:AssumeRole"],"Resource":"*"},
 			{"Effect":"Allow","Action":"ec2:CreateTags","Resource":"*","Condition":{"StringEquals":{"aws:ResourceTag/kubernetes.io/cluster/prod":"owned"}}}`)
 	},
-	want: table(pass, pass, pass, pass, pass, pass, pass, fail),
+	want: table(pass, pass, pass, pass, pass, pass, pass, pass, fail),
 	text: map[string][]string{IDIAMPermissions: {"denied 1 of the CCM's 4 actions",
 		"ec2:CreateTags: implicitDeny (missing context keys: aws:ResourceTag/kubernetes.io/cluster/prod)",
 		"aws:ResourceTag conditions name kubernetes.io/cluster/demo"}},
@@ -92,14 +92,14 @@ var scenarios = []scenario{{
 			in.InstanceIDs = append(in.InstanceIDs, instanceID(n))
 		}
 	},
-	want: table(pass, pass, fail, pass, pass, pass, pass, pass),
+	want: table(pass, pass, fail, pass, pass, pass, pass, pass, pass),
 	text: map[string][]string{IDInstancesExist: {"2 of 200 instances do not exist: " + demoTerminated + " (terminated), i-0deadbeefdeadbeef (not found); the CCM would delete these Nodes"}},
 	calls: map[string]int{"sts:GetCallerIdentity": 1, "ec2:DescribeInstances": 2, "ec2:DescribeSubnets": 1, "ec2:DescribeRouteTables": 1,
 		"ec2:DescribeSecurityGroups": 1, "iam:GetInstanceProfile": 1, "iam:SimulatePrincipalPolicy": 1},
 }, {
 	name:    "subnet of one zone without a role tag",
 	fixture: func(f *awsemu.Fixture) { delete(f.Subnets[2].Tags, "kubernetes.io/role/internal-elb") },
-	want:    table(pass, pass, pass, warn, pass, pass, pass, pass),
+	want:    table(pass, pass, pass, pass, warn, pass, pass, pass, pass),
 	text: map[string][]string{IDSubnetsTagged: {"1 of 3 zones", "us-east-1c: no tagged subnet (" + subnetC + " lacks kubernetes.io/role/elb or kubernetes.io/role/internal-elb)",
 		"aws ec2 create-tags --resources " + subnetC + " --tags Key=kubernetes.io/role/internal-elb,Value=1"}},
 }, {
@@ -109,13 +109,13 @@ var scenarios = []scenario{{
 			Tags: map[string]string{"kubernetes.io/cluster/demo": "shared"}})
 		f.Instances[1].SecurityGroupIDs = append(f.Instances[1].SecurityGroupIDs, "sg-0demo000000000002")
 	},
-	want: table(pass, pass, pass, pass, warn, pass, pass, pass),
+	want: table(pass, pass, pass, pass, pass, warn, pass, pass, pass),
 	text: map[string][]string{IDSecurityGroups: {"1 of 4 instances", demoB + " has 2 cluster-tagged groups (" + demoSG + ", sg-0demo000000000002)",
 		"aws ec2 delete-tags --resources sg-0demo000000000002 --tags Key=kubernetes.io/cluster/demo"}},
 }, {
 	name:  "IMDS hop limit 1 without hostNetwork",
 	input: func(in *Input) { in.ControlPlaneInstanceIDs, in.HostNetwork = []string{demoC}, false },
-	want:  table(pass, pass, pass, pass, pass, pass, warn, pass),
+	want:  table(pass, pass, pass, pass, pass, pass, pass, warn, pass),
 	text: map[string][]string{
 		IDIMDS:           {demoC + ": HttpTokens=required, hop limit 1: IMDSv2 answers reach no pod", "--http-put-response-hop-limit 2"},
 		IDIAMPermissions: {"the caller of preflight; no control-plane instance profile found"},
@@ -128,22 +128,22 @@ var scenarios = []scenario{{
 		in.ControlPlaneInstanceIDs, in.HostNetwork = []string{demoC}, false
 		in.CloudConfig = &cloudconfig.Config{Global: cloudconfig.Global{Region: "us-east-1", VPC: demoVPC, KubernetesClusterID: "demo"}}
 	},
-	want: table(pass, pass, pass, pass, pass, pass, pass, pass),
+	want: table(pass, pass, pass, pass, pass, pass, pass, pass, pass),
 	text: map[string][]string{IDIMDS: {"the CCM needs no IMDS"}, IDClusterID: {"from cloud config KubernetesClusterID"}},
 }, {
 	name:  "IMDS hop limit 1 with hostNetwork",
 	input: func(in *Input) { in.ControlPlaneInstanceIDs = []string{demoC} },
-	want:  table(pass, pass, pass, pass, pass, pass, pass, pass),
+	want:  table(pass, pass, pass, pass, pass, pass, pass, pass, pass),
 }, {
 	name:   "STS throttled",
 	server: func(t *testing.T, s *awsemu.Server) { s.InjectFault(awsemu.Throttle("sts", 1)) },
-	want:   table(fail, skip, skip, skip, skip, skip, skip, skip),
+	want:   table(fail, skip, skip, skip, skip, skip, skip, skip, skip),
 	text:   map[string][]string{IDIdentity: {"STS GetCallerIdentity was throttled", "Throttling"}, IDClusterID: {"requires aws-identity"}},
 	calls:  map[string]int{"sts:GetCallerIdentity": 3},
 }, {
 	name:    "no credentials",
 	noCreds: true,
-	want:    table(fail, skip, skip, skip, skip, skip, skip, skip),
+	want:    table(fail, skip, skip, skip, skip, skip, skip, skip, skip),
 	text:    map[string][]string{IDIdentity: {"no AWS credentials found", "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "instance profile"}},
 	calls:   map[string]int{},
 }, {
@@ -155,17 +155,17 @@ var scenarios = []scenario{{
 		in.InstanceIDs, in.ControlPlaneInstanceIDs = nil, nil
 		in.CloudConfig = &cloudconfig.Config{Global: cloudconfig.Global{KubernetesClusterID: "demo"}}
 	},
-	want:  table(pass, pass, skip, skip, skip, pass, skip, pass),
+	want:  table(pass, pass, skip, pass, skip, skip, pass, skip, pass),
 	text:  map[string][]string{IDIAMPermissions: {"arn:aws:iam::123456789012:role/control-plane (the caller", "session arn:aws:sts::123456789012:assumed-role/control-plane/preflight"}},
 	calls: map[string]int{"sts:GetCallerIdentity": 1, "iam:GetRole": 1, "iam:SimulatePrincipalPolicy": 1, "ec2:DescribeRouteTables": 1},
 }, {
 	name:  "node mode without a cluster ID",
 	input: func(in *Input) { in.InstanceIDs, in.ControlPlaneInstanceIDs = nil, nil },
-	want:  table(pass, warn, skip, skip, skip, skip, skip, pass),
+	want:  table(pass, warn, skip, pass, skip, skip, skip, skip, pass),
 }, {
 	name:    "legacy cluster tag names another cluster",
 	fixture: func(f *awsemu.Fixture) { f.Instances[1].Tags["KubernetesCluster"] = "old" },
-	want:    table(pass, fail, pass, skip, skip, skip, pass, pass),
+	want:    table(pass, fail, pass, pass, skip, skip, skip, pass, pass),
 	text:    map[string][]string{IDClusterID: {"legacy tag KubernetesCluster=old on " + demoB + ", but kubernetes.io/cluster/demo on " + demoA}},
 }, {
 	name: "instances tagged for two clusters, none configured",
@@ -173,12 +173,12 @@ var scenarios = []scenario{{
 		delete(f.Instances[1].Tags, "kubernetes.io/cluster/demo")
 		f.Instances[1].Tags["kubernetes.io/cluster/other"] = "owned"
 	},
-	want: table(pass, fail, pass, skip, skip, skip, pass, pass),
+	want: table(pass, fail, pass, pass, skip, skip, skip, pass, pass),
 	text: map[string][]string{IDClusterID: {"the instances are tagged for several clusters: demo (3 instances), other (1 instances)"}},
 }, {
 	name:    "instance without the cluster tag",
 	fixture: func(f *awsemu.Fixture) { delete(f.Instances[3].Tags, "kubernetes.io/cluster/demo") },
-	want:    table(pass, warn, pass, pass, pass, pass, pass, pass),
+	want:    table(pass, warn, pass, pass, pass, pass, pass, pass, pass),
 	text: map[string][]string{IDClusterID: {"1 of 4 instances lack the tag kubernetes.io/cluster/demo: " + demoStopped,
 		"aws ec2 create-tags --resources " + demoStopped + " --tags Key=kubernetes.io/cluster/demo,Value=owned"}},
 }}

@@ -32,7 +32,7 @@ const (
 )
 
 // ids lists the check IDs in Checks order; table builds expected statuses.
-var ids = []string{IDIdentity, IDClusterID, IDInstancesExist, IDSubnetsTagged, IDSecurityGroups, IDRouteTables, IDIMDS, IDIAMPermissions,
+var ids = []string{IDIdentity, IDClusterID, IDInstancesExist, IDNodeNames, IDSubnetsTagged, IDSecurityGroups, IDRouteTables, IDIMDS, IDIAMPermissions,
 	IDLoadBalancers}
 
 // table maps statuses to ids in order; checks past the last status given
