@@ -3,6 +3,7 @@ package awsapi
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 )
 
@@ -38,5 +39,16 @@ func TestRegistryIsWellFormed(t *testing.T) {
 	}
 	if !Registered(ServiceEC2, "DescribeInstances") || Registered(ServiceEC2, "TerminateInstances") {
 		t.Fatal("Registered answers wrongly")
+	}
+}
+
+// TestPreflightIsReadOnly: preflight changes nothing in AWS, so every action
+// it may call is a read (and the guard refuses anything unregistered).
+func TestPreflightIsReadOnly(t *testing.T) {
+	reads := regexp.MustCompile(`^(Describe|Get|List|Simulate)[A-Z]`)
+	for _, a := range Actions(ComponentPreflight) {
+		if a.Mutating || !reads.MatchString(a.Operation) {
+			t.Errorf("preflight may call %s, which is not a read", a.IAMAction())
+		}
 	}
 }
