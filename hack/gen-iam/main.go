@@ -10,19 +10,13 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 )
 
-// files maps each generated policy file to the component it grants.
-var files = map[string]string{
-	"ccm-policy.json":       awsapi.ComponentCCM,
-	"preflight-policy.json": awsapi.ComponentPreflight,
-}
-
 func main() {
 	dir := "iam"
 	if len(os.Args) > 1 {
 		dir = os.Args[1]
 	}
-	for name, component := range files {
-		b, err := awsapi.PolicyJSON(component)
+	for name, doc := range awsapi.GeneratedPolicies() {
+		b, err := doc.JSON()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

@@ -29,13 +29,35 @@ type Action struct {
 	// Operation is the API operation name, e.g. DescribeInstances.
 	Operation string
 	// Mutating is true when the call changes AWS state; least-privilege
-	// policies scope these with resource-tag conditions.
+	// policies scope these with tag conditions (Scope).
 	Mutating bool
+	// Scope says how the least-privilege policy limits a mutating action to
+	// the cluster's resources; reads are ScopeNone.
+	Scope Scope
+	// Unscoped explains, for a mutating action with ScopeNone, why IAM
+	// cannot limit it to the cluster (it is then granted on "*").
+	Unscoped string
 	// Components lists who calls it.
 	Components []string
 	// Why says which code path needs it; it is printed in the IAM reference.
 	Why string
 }
+
+// Scope is how a least-privilege policy limits a mutating action to the
+// cluster's own resources.
+type Scope int
+
+const (
+	// ScopeNone: not limited (reads, and mutating actions with Unscoped).
+	ScopeNone Scope = iota
+	// ScopeRequestTag: creations whose request tags the new resource with
+	// kubernetes.io/cluster/<id>=owned (aws:RequestTag).
+	ScopeRequestTag
+	// ScopeResourceTag: changes to resources that carry the cluster tag,
+	// owned or shared (aws:ResourceTag, any value: the CCM's own notion of
+	// "the cluster's").
+	ScopeResourceTag
+)
 
 // IAMAction is the action's name in IAM policies, e.g. "ec2:DescribeInstances".
 func (a Action) IAMAction() string { return iamPrefix(a.Service) + ":" + a.Operation }

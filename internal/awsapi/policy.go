@@ -13,34 +13,102 @@ type PolicyDocument struct {
 
 // Statement is one IAM policy statement.
 type Statement struct {
-	Sid      string   `json:"Sid,omitempty"`
-	Effect   string   `json:"Effect"`
-	Action   []string `json:"Action"`
-	Resource string   `json:"Resource"`
+	Sid       string     `json:"Sid,omitempty"`
+	Effect    string     `json:"Effect"`
+	Action    []string   `json:"Action"`
+	Resource  string     `json:"Resource"`
+	Condition Conditions `json:"Condition,omitempty"`
 }
 
-// Policy returns the IAM policy granting exactly the actions component
-// calls, sorted, with Resource "*". (The tag-scoped least-privilege variant
-// is generated alongside once mutating actions exist.)
+// Conditions maps a condition operator to its keys and values.
+type Conditions map[string]map[string]string
+
+// ClusterIDPlaceholder stands for the cluster ID in the least-privilege
+// policy committed to iam/; `awsccmctl install iam` fills in the real one.
+const ClusterIDPlaceholder = "CLUSTER_ID"
+
+// clusterTagKey is the cluster tag, a wire contract shared with every
+// cluster the in-tree provider or upstream CCM ever tagged.
+const clusterTagKey = "kubernetes.io/cluster/"
+
+// Policy returns the broad IAM policy: exactly the actions component
+// calls, sorted, with Resource "*".
 func Policy(component string) PolicyDocument {
-	var actions []string
-	for _, a := range Actions(component) {
-		if !slices.Contains(actions, a.IAMAction()) {
-			actions = append(actions, a.IAMAction())
-		}
-	}
-	slices.Sort(actions)
 	return PolicyDocument{
 		Version:   "2012-10-17",
-		Statement: []Statement{{Sid: "AWSCloudControllerManager", Effect: "Allow", Action: actions, Resource: "*"}},
+		Statement: []Statement{{Sid: "AWSCloudControllerManager", Effect: "Allow", Action: iamActions(Actions(component)), Resource: "*"}},
 	}
+}
+
+// LeastPrivilegePolicy grants the same actions as Policy, but the mutating
+// ones only on the cluster's resources: creations must tag what they create
+// kubernetes.io/cluster/<clusterID>=owned, changes need a resource carrying
+// that tag. Mutating actions IAM cannot scope keep Resource "*" in a
+// statement of their own.
+func LeastPrivilegePolicy(component, clusterID string) PolicyDocument {
+	return leastPrivilege(Actions(component), clusterID)
+}
+
+func leastPrivilege(actions []Action, clusterID string) PolicyDocument {
+	var reads, creates, changes, unscoped []Action
+	for _, a := range actions {
+		switch {
+		case !a.Mutating:
+			reads = append(reads, a)
+		case a.Scope == ScopeRequestTag:
+			creates = append(creates, a)
+		case a.Scope == ScopeResourceTag:
+			changes = append(changes, a)
+		default:
+			unscoped = append(unscoped, a)
+		}
+	}
+	tag := clusterTagKey + clusterID
+	doc := PolicyDocument{Version: "2012-10-17"}
+	add := func(sid string, as []Action, c Conditions) {
+		if len(as) > 0 {
+			doc.Statement = append(doc.Statement, Statement{Sid: sid, Effect: "Allow", Action: iamActions(as), Resource: "*", Condition: c})
+		}
+	}
+	add("Read", reads, nil)
+	add("CreateTaggedForTheCluster", creates, Conditions{"StringEquals": {"aws:RequestTag/" + tag: "owned"}})
+	add("ChangeTheClustersResources", changes, Conditions{"Null": {"aws:ResourceTag/" + tag: "false"}})
+	add("CannotBeScopedByTag", unscoped, nil)
+	return doc
+}
+
+// iamActions returns the actions' IAM names, sorted, without repeats.
+func iamActions(as []Action) []string {
+	var out []string
+	for _, a := range as {
+		if !slices.Contains(out, a.IAMAction()) {
+			out = append(out, a.IAMAction())
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // PolicyJSON renders Policy(component) as indented JSON with a final newline.
 func PolicyJSON(component string) ([]byte, error) {
-	b, err := json.MarshalIndent(Policy(component), "", "  ")
+	return Policy(component).JSON()
+}
+
+// JSON renders the document indented, with a final newline.
+func (d PolicyDocument) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// GeneratedPolicies are the files of iam/, by name: what hack/gen-iam
+// writes and what the freshness test compares.
+func GeneratedPolicies() map[string]PolicyDocument {
+	return map[string]PolicyDocument{
+		"ccm-policy.json":                 Policy(ComponentCCM),
+		"ccm-policy-least-privilege.json": LeastPrivilegePolicy(ComponentCCM, ClusterIDPlaceholder),
+		"preflight-policy.json":           Policy(ComponentPreflight),
+	}
 }

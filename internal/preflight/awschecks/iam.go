@@ -60,10 +60,15 @@ func (r *runner) iamPermissions(ctx context.Context) preflight.Result {
 	in := &iam.SimulatePrincipalPolicyInput{ActionNames: names}
 	tagNote := ""
 	if mutating && id != "" {
+		// Changes act on resources carrying the cluster tag; creations tag
+		// what they create (iam/ccm-policy-least-privilege.json).
 		key := "aws:ResourceTag/" + clusterTagPrefix + id
-		in.ContextEntries = []iamtypes.ContextEntry{{ContextKeyName: aws.String(key),
-			ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{"owned"}}}
-		tagNote = fmt.Sprintf(", with %s=owned for tag conditions", key)
+		reqKey := "aws:RequestTag/" + clusterTagPrefix + id
+		in.ContextEntries = []iamtypes.ContextEntry{
+			{ContextKeyName: aws.String(key), ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{"owned"}},
+			{ContextKeyName: aws.String(reqKey), ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{"owned"}},
+		}
+		tagNote = fmt.Sprintf(", with %s=owned and %s=owned for tag conditions", key, reqKey)
 	}
 	var denied, fixes, allowedBy []string
 	for _, p := range ps {

@@ -1,0 +1,83 @@
+package awsapi
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+
+	"github.com/awsccmctl/awsccmctl/test/awsemu"
+)
+
+// TestLeastPrivilegePolicyUnderEvaluation attaches the least-privilege
+// policy for cluster "demo" to a role in the emulator, which evaluates IAM
+// policies (conditions included), and asks SimulatePrincipalPolicy what the
+// role may do: mutating actions only on the cluster's resources.
+func TestLeastPrivilegePolicyUnderEvaluation(t *testing.T) {
+	actions := []Action{
+		{Service: ServiceEC2, Operation: "DescribeInstances"},
+		{Service: ServiceEC2, Operation: "CreateSecurityGroup", Mutating: true, Scope: ScopeRequestTag},
+		{Service: ServiceEC2, Operation: "AuthorizeSecurityGroupIngress", Mutating: true, Scope: ScopeResourceTag},
+		{Service: ServiceELB, Operation: "DeleteLoadBalancer", Mutating: true, Scope: ScopeResourceTag},
+		{Service: ServiceIAM, Operation: "CreateServiceLinkedRole", Mutating: true, Unscoped: "no resource tags before the role exists"},
+	}
+	doc, err := leastPrivilege(actions, "demo").JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url, stop, err := awsemu.Start(&awsemu.Fixture{IAM: awsemu.IAMFixture{Roles: []awsemu.IAMRole{{Name: "ccm"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	if err := srv.PutRolePolicy("ccm", "ccm-least-privilege", string(doc)); err != nil {
+		t.Fatalf("the emulator refused the policy: %v\n%s", err, doc)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDUNITTEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "unit-test-secret")
+	t.Setenv("AWS_ENDPOINT_URL_IAM", url)
+	c, err := NewIAM(context.Background(), Options{Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tag := func(kind, cluster, value string) []iamtypes.ContextEntry {
+		return []iamtypes.ContextEntry{{ContextKeyName: aws.String("aws:" + kind + "/kubernetes.io/cluster/" + cluster),
+			ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{value}}}
+	}
+	cases := []struct {
+		name, action string
+		context      []iamtypes.ContextEntry
+		allowed      bool
+	}{
+		{"reads need no tag", "ec2:DescribeInstances", nil, true},
+		{"create tagged owned for the cluster", "ec2:CreateSecurityGroup", tag("RequestTag", "demo", "owned"), true},
+		{"create tagged shared", "ec2:CreateSecurityGroup", tag("RequestTag", "demo", "shared"), false},
+		{"create tagged for another cluster", "ec2:CreateSecurityGroup", tag("RequestTag", "other", "owned"), false},
+		{"create without tags", "ec2:CreateSecurityGroup", nil, false},
+		{"change a shared cluster resource", "ec2:AuthorizeSecurityGroupIngress", tag("ResourceTag", "demo", "shared"), true},
+		{"change an owned cluster resource", "elasticloadbalancing:DeleteLoadBalancer", tag("ResourceTag", "demo", "owned"), true},
+		{"change another cluster's resource", "elasticloadbalancing:DeleteLoadBalancer", tag("ResourceTag", "other", "owned"), false},
+		{"change an untagged resource", "ec2:AuthorizeSecurityGroupIngress", nil, false},
+		{"unscoped action", "iam:CreateServiceLinkedRole", nil, true},
+		{"an action not in the policy", "ec2:TerminateInstances", tag("ResourceTag", "demo", "owned"), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := c.SimulatePrincipalPolicy(context.Background(), &iam.SimulatePrincipalPolicyInput{
+				PolicySourceArn: aws.String("arn:aws:iam::123456789012:role/ccm"),
+				ActionNames:     []string{tc.action},
+				ContextEntries:  tc.context,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := out.EvaluationResults[0].EvalDecision == iamtypes.PolicyEvaluationDecisionTypeAllowed
+			if got != tc.allowed {
+				t.Errorf("%s allowed = %t, want %t (decision %s)\n%s", tc.action, got, tc.allowed, out.EvaluationResults[0].EvalDecision, doc)
+			}
+		})
+	}
+}
