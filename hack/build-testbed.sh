@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries the integration tests run against
-# (kube-apiserver of the same minor as the client libraries, and etcd) from the
+# (kube-apiserver of the same minor as the client libraries, and etcd; and
+# kubeadm, which validates the configuration awsccmctl writes) from the
 # Go module proxy, into an ignored cache folder. A binary whose version stamp
 # already matches is reused, so a warm run costs a few seconds.
 #
@@ -31,6 +32,18 @@ build_apiserver() {
 	echo "$K8S_VERSION" >"$BIN/kube-apiserver.version"
 }
 
+build_kubeadm() {
+	if stamp_ok kubeadm "$K8S_VERSION"; then
+		echo "kubeadm $K8S_VERSION: cached"
+		return
+	fi
+	local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+	local p=k8s.io/component-base/version
+	echo "kubeadm $K8S_VERSION: building (about a minute once kube-apiserver is built)"
+	(cd "$ROOT/hack/tools/k8s" && go build -trimpath -ldflags "-s -w -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean" -o "$BIN/kubeadm" k8s.io/kubernetes/cmd/kubeadm)
+	echo "$K8S_VERSION" >"$BIN/kubeadm.version"
+}
+
 build_etcd() {
 	if stamp_ok etcd "$ETCD_VERSION"; then
 		echo "etcd $ETCD_VERSION: cached"
@@ -43,4 +56,5 @@ build_etcd() {
 
 build_etcd
 build_apiserver
+build_kubeadm
 echo "test bed binaries in $BIN"

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"testing"
 )
 
 // EnvBinDir names the environment variable that overrides the binary folder.
@@ -18,7 +19,31 @@ const BuildHint = "run hack/build-testbed.sh (or make testbed)"
 const (
 	APIServerBinary = "kube-apiserver"
 	EtcdBinary      = "etcd"
+	// KubeadmBinary is not part of the control plane: tests use it to
+	// validate the kubeadm configuration awsccmctl renders (Tool).
+	KubeadmBinary = "kubeadm"
 )
+
+// Tool returns the path of another binary hack/build-testbed.sh builds
+// (KubeadmBinary). Like Get, it skips the test when the binaries are
+// missing, unless $CI is set: then the test fails.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := BinDir()
+	if err == nil {
+		p := filepath.Join(dir, name)
+		if st, serr := os.Stat(p); serr != nil || st.IsDir() || st.Mode().Perm()&0o111 == 0 {
+			err = &MissingBinariesError{Reason: p + " not found or not executable"}
+		} else {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%v (CI is set: the test bed binaries are required)", err)
+	}
+	t.Skipf("%v", err)
+	return ""
+}
 
 // MissingBinariesError reports that the test bed binaries are not available.
 type MissingBinariesError struct {

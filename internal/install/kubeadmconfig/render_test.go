@@ -1,0 +1,112 @@
+package kubeadmconfig
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/awsccmctl/awsccmctl/internal/testbed"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const providerID = "aws:///us-east-1a/i-0a1b2c3d4e5f60001"
+
+func TestAPIVersionFollowsKubeadm(t *testing.T) {
+	cases := map[string]string{"v1.26.15": V1beta3, "v1.30.99": V1beta3, "1.30": V1beta3, "v1.31.0": V1beta4, "v1.37.1": V1beta4, "v1.40.0-alpha.1": V1beta4}
+	for version, want := range cases {
+		if got, err := (Options{KubernetesVersion: version}).apiVersion(); err != nil || got != want {
+			t.Errorf("%s: %s, %v; want %s", version, got, err, want)
+		}
+	}
+	if got, _ := (Options{KubernetesVersion: "v1.37.1", APIVersion: V1beta3}).apiVersion(); got != V1beta3 {
+		t.Errorf("--api-version override ignored: %s", got)
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	err := Options{KubernetesVersion: "latest", ProviderID: "aws:////i-0a1b2c3d4e5f60001"}.Validate()
+	for _, want := range []string{`kubernetes version "latest"`, `provider ID "aws:////i-0a1b2c3d4e5f60001": want aws:///<zone>/<instance-id>`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	if err := (Options{APIVersion: "kubeadm.k8s.io/v1", KubernetesVersion: "v1.37.1"}).Validate(); err == nil || !strings.Contains(err.Error(), "want kubeadm.k8s.io/v1beta3 or kubeadm.k8s.io/v1beta4") {
+		t.Errorf("experimental v1 accepted: %v", err)
+	}
+	if _, err := Render(Options{KubernetesVersion: "v1.37.1", ProviderID: "i-123"}); err == nil {
+		t.Error("Render rendered invalid options")
+	}
+}
+
+func TestGolden(t *testing.T) {
+	cases := map[string]Options{
+		"v1beta3-cluster.yaml": {KubernetesVersion: "v1.30.4"},
+		"v1beta4-cluster.yaml": {KubernetesVersion: "v1.37.1"},
+		"v1beta4-node.yaml":    {KubernetesVersion: "v1.37.1", NodeName: "ip-10-0-1-10.ec2.internal", ProviderID: providerID},
+	}
+	for name, o := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := Render(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", name)
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("output differs from %s (go test -update to accept):\n%s", path, got)
+			}
+		})
+	}
+}
+
+// TestRealKubeadmAcceptsIt runs `kubeadm config validate` (v1.37.1, built by
+// hack/build-testbed.sh) on what Render writes for a 1.37 cluster: the
+// documents as they are, and the JoinConfiguration with the discovery a real
+// join config has. kubeadm 1.37 refuses v1beta3, which is why Render picks
+// v1beta4 from 1.31 on.
+func TestRealKubeadmAcceptsIt(t *testing.T) {
+	kubeadm := testbed.Tool(t, testbed.KubeadmBinary)
+	out, err := Render(Options{KubernetesVersion: "v1.37.1", NodeName: "ip-10-0-1-10.ec2.internal", ProviderID: providerID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(out), "---\n")
+	if len(docs) != 3 {
+		t.Fatalf("want 3 documents, got %d", len(docs))
+	}
+	discovery := "discovery:\n  bootstrapToken:\n    token: abcdef.0123456789abcdef\n    apiServerEndpoint: 10.0.0.10:6443\n    unsafeSkipCAVerification: true\n"
+	validate := func(name, content string) (string, error) {
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b, err := exec.Command(kubeadm, "config", "validate", "--config", path).CombinedOutput()
+		return string(b), err
+	}
+	if msg, err := validate("init.yaml", docs[0]+"---\n"+docs[1]); err != nil {
+		t.Errorf("kubeadm refused ClusterConfiguration + InitConfiguration: %v\n%s\n%s", err, msg, docs[0]+docs[1])
+	}
+	if msg, err := validate("join.yaml", docs[2]+discovery); err != nil {
+		t.Errorf("kubeadm refused JoinConfiguration: %v\n%s\n%s", err, msg, docs[2])
+	}
+	// The negative control: v1beta3 is gone in kubeadm 1.37.
+	old, err := Render(Options{KubernetesVersion: "v1.37.1", APIVersion: V1beta3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := validate("old.yaml", strings.Split(string(old), "---\n")[0]); err == nil || !strings.Contains(msg, "old API spec") {
+		t.Errorf("kubeadm 1.37 accepted v1beta3 (%v): %s", err, msg)
+	}
+}
