@@ -74,7 +74,7 @@ func (o Options) apiVersion() (string, error) {
 // args is an ordered flag list that marshals the way the API version
 // wants: a map in v1beta3, a list of {name, value} in v1beta4.
 type args struct {
-	list []arg
+	list  []arg
 	asMap bool
 }
 
