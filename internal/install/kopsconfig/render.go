@@ -1,0 +1,113 @@
+package kopsconfig
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+)
+
+// Options say what to render.
+type Options struct {
+	// ClusterName is the kops cluster name (a DNS name), required.
+	ClusterName string
+	// Image is the CCM image kops should run, required.
+	Image string
+	// ConfigureCloudRoutes, AllocateNodeCIDRs and ClusterCIDR override
+	// kops' choices (kops derives them from the networking: cloud routes
+	// only for kubenet); nil/empty leaves kops' defaults.
+	ConfigureCloudRoutes *bool
+	AllocateNodeCIDRs    *bool
+	ClusterCIDR          string
+}
+
+// Validate returns every problem with o at once.
+func (o Options) Validate() error {
+	var errs []error
+	switch {
+	case o.ClusterName == "":
+		errs = append(errs, errors.New("cluster name: required (the kops cluster name, as `kops get clusters` lists it)"))
+	default:
+		for _, m := range validation.IsDNS1123Subdomain(o.ClusterName) {
+			errs = append(errs, fmt.Errorf("cluster name %q: %s", o.ClusterName, m))
+		}
+	}
+	if o.Image == "" || strings.ContainsAny(o.Image, " \t\n") {
+		errs = append(errs, fmt.Errorf("image %q: want a container image reference", o.Image))
+	}
+	if o.ClusterCIDR != "" {
+		if _, err := netip.ParsePrefix(o.ClusterCIDR); err != nil {
+			errs = append(errs, fmt.Errorf("cluster CIDR %q: %w", o.ClusterCIDR, err))
+		}
+	}
+	if o.ConfigureCloudRoutes != nil && *o.ConfigureCloudRoutes && o.ClusterCIDR == "" {
+		errs = append(errs, errors.New("configure cloud routes: needs the cluster CIDR (the pod CIDR routes are made for)"))
+	}
+	return errors.Join(errs...)
+}
+
+// CloudControllerManager is the part of kops' CloudControllerManagerConfig
+// (spec.cloudControllerManager) awsccmctl sets; the JSON names are kops'.
+type CloudControllerManager struct {
+	Image                string `json:"image"`
+	AllocateNodeCIDRs    *bool  `json:"allocateNodeCIDRs,omitempty"`
+	ConfigureCloudRoutes *bool  `json:"configureCloudRoutes,omitempty"`
+	ClusterCIDR          string `json:"clusterCIDR,omitempty"`
+}
+
+// Snippet is the fragment of the kops Cluster to merge.
+type Snippet struct {
+	Spec struct {
+		CloudControllerManager CloudControllerManager `json:"cloudControllerManager"`
+	} `json:"spec"`
+}
+
+// Output is what the kops target prints.
+type Output struct {
+	// Snippet is the YAML to merge into the Cluster (`kops edit cluster`).
+	Snippet []byte
+	// Commands do the same without an editor, then apply it.
+	Commands []string
+}
+
+// Render returns the snippet and the commands.
+func Render(o Options) (Output, error) {
+	if err := o.Validate(); err != nil {
+		return Output{}, err
+	}
+	var s Snippet
+	s.Spec.CloudControllerManager = CloudControllerManager{Image: o.Image, AllocateNodeCIDRs: o.AllocateNodeCIDRs,
+		ConfigureCloudRoutes: o.ConfigureCloudRoutes, ClusterCIDR: o.ClusterCIDR}
+	body, err := yaml.Marshal(s)
+	if err != nil {
+		return Output{}, err
+	}
+	header := fmt.Sprintf("# Merge into the kops Cluster %s (kops edit cluster --name %s), then run kops update cluster.\n", o.ClusterName, o.ClusterName)
+	sets := []string{"spec.cloudControllerManager.image=" + o.Image}
+	if o.AllocateNodeCIDRs != nil {
+		sets = append(sets, "spec.cloudControllerManager.allocateNodeCIDRs="+strconv.FormatBool(*o.AllocateNodeCIDRs))
+	}
+	if o.ConfigureCloudRoutes != nil {
+		sets = append(sets, "spec.cloudControllerManager.configureCloudRoutes="+strconv.FormatBool(*o.ConfigureCloudRoutes))
+	}
+	if o.ClusterCIDR != "" {
+		sets = append(sets, "spec.cloudControllerManager.clusterCIDR="+o.ClusterCIDR)
+	}
+	edit := "kops edit cluster --name " + o.ClusterName
+	for _, s := range sets {
+		edit += " --set " + s
+	}
+	return Output{
+		Snippet: append([]byte(header), body...),
+		Commands: []string{
+			edit,
+			"kops update cluster --name " + o.ClusterName + " --yes",
+			// kops rolls the addon out itself; no instance needs replacing
+			// for a change of the CCM's image or flags.
+		},
+	}, nil
+}

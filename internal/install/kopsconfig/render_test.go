@@ -1,0 +1,73 @@
+package kopsconfig
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const image = "ghcr.io/awsccmctl/aws-cloud-controller-manager:v0.1.0"
+
+func TestGolden(t *testing.T) {
+	cases := map[string]Options{
+		"image-only":   {ClusterName: "demo.k8s.example.com", Image: image},
+		"cloud-routes": {ClusterName: "demo.k8s.example.com", Image: image, AllocateNodeCIDRs: ptr.To(true), ConfigureCloudRoutes: ptr.To(true), ClusterCIDR: "100.96.0.0/11"},
+	}
+	for name, o := range cases {
+		t.Run(name, func(t *testing.T) {
+			out, err := Render(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := string(out.Snippet) + "---\n# commands\n" + strings.Join(out.Commands, "\n") + "\n"
+			path := filepath.Join("testdata", name+".txt")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s (go test -update to accept):\n%s", path, got)
+			}
+			// The snippet decodes strictly into the kops field names, and the
+			// --set commands carry the same values.
+			var s Snippet
+			if err := yaml.UnmarshalStrict(out.Snippet, &s); err != nil {
+				t.Fatalf("snippet does not decode strictly: %v", err)
+			}
+			if s.Spec.CloudControllerManager.Image != o.Image {
+				t.Errorf("snippet image %q, want %q", s.Spec.CloudControllerManager.Image, o.Image)
+			}
+			if !strings.Contains(out.Commands[0], "--set spec.cloudControllerManager.image="+o.Image) {
+				t.Errorf("edit command lacks the image: %s", out.Commands[0])
+			}
+		})
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	err := Options{ClusterName: "Not_A_DNS_Name", Image: "bad image", ConfigureCloudRoutes: ptr.To(true), ClusterCIDR: "100.96.0.0"}.Validate()
+	for _, want := range []string{`cluster name "Not_A_DNS_Name"`, `image "bad image"`, `cluster CIDR "100.96.0.0"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	if err := (Options{Image: image, ConfigureCloudRoutes: ptr.To(true)}).Validate(); err == nil ||
+		!strings.Contains(err.Error(), "cluster name: required") || !strings.Contains(err.Error(), "needs the cluster CIDR") {
+		t.Errorf("missing name and CIDR not both reported: %v", err)
+	}
+	if _, err := Render(Options{}); err == nil {
+		t.Error("Render accepted empty options")
+	}
+}
