@@ -1,0 +1,127 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+// PollInterval is how often the waits look again.
+const PollInterval = time.Second
+
+// WaitRollout waits until every DaemonSet and Deployment among objs has
+// rolled out its current generation: the controller has seen it, and every
+// desired Pod is updated and available. It prints a line whenever the
+// counts change.
+func WaitRollout(ctx context.Context, cs kubernetes.Interface, objs []*unstructured.Unstructured, timeout time.Duration, out io.Writer) error {
+	for _, u := range objs {
+		var check func(context.Context) (string, bool, error)
+		ns, name := u.GetNamespace(), u.GetName()
+		switch u.GroupVersionKind().GroupKind().String() {
+		case "DaemonSet.apps":
+			check = func(ctx context.Context) (string, bool, error) {
+				ds, err := cs.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return "", false, err
+				}
+				return daemonSetRolledOut(ds)
+			}
+		case "Deployment.apps":
+			check = func(ctx context.Context) (string, bool, error) {
+				d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return "", false, err
+				}
+				return deploymentRolledOut(d)
+			}
+		default:
+			continue
+		}
+		if err := poll(ctx, timeout, Ref(u), check, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func daemonSetRolledOut(ds *appsv1.DaemonSet) (string, bool, error) {
+	s := ds.Status
+	state := fmt.Sprintf("%d of %d Pods updated, %d available", s.UpdatedNumberScheduled, s.DesiredNumberScheduled, s.NumberAvailable)
+	if s.ObservedGeneration < ds.Generation {
+		return "waiting for the DaemonSet controller to see generation " + fmt.Sprint(ds.Generation), false, nil
+	}
+	if s.DesiredNumberScheduled == 0 {
+		return "", false, fmt.Errorf("DaemonSet %s/%s schedules no Pod: no Node matches its node selector and tolerations (are the control-plane Nodes labelled node-role.kubernetes.io/control-plane? for control planes outside the cluster use --workload=deployment)", ds.Namespace, ds.Name)
+	}
+	return state, s.UpdatedNumberScheduled == s.DesiredNumberScheduled && s.NumberAvailable == s.DesiredNumberScheduled, nil
+}
+
+func deploymentRolledOut(d *appsv1.Deployment) (string, bool, error) {
+	s := d.Status
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	state := fmt.Sprintf("%d of %d replicas updated, %d available", s.UpdatedReplicas, want, s.AvailableReplicas)
+	if s.ObservedGeneration < d.Generation {
+		return "waiting for the Deployment controller to see generation " + fmt.Sprint(d.Generation), false, nil
+	}
+	return state, s.UpdatedReplicas == want && s.AvailableReplicas == want && s.Replicas == want, nil
+}
+
+// WaitLease waits until Lease namespace/name is held and was renewed after
+// since: a CCM that runs now leads.
+func WaitLease(ctx context.Context, cs kubernetes.Interface, namespace, name string, since time.Time, timeout time.Duration, out io.Writer) error {
+	return poll(ctx, timeout, "Lease/"+namespace+"/"+name, func(ctx context.Context) (string, bool, error) {
+		l, err := cs.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return "no Lease yet: no cloud-controller-manager has become leader", false, nil
+		}
+		if err != nil {
+			return "", false, err
+		}
+		holder := ""
+		if l.Spec.HolderIdentity != nil {
+			holder = *l.Spec.HolderIdentity
+		}
+		if holder == "" || l.Spec.RenewTime == nil {
+			return "the Lease has no holder", false, nil
+		}
+		if l.Spec.RenewTime.Time.Before(since) {
+			return fmt.Sprintf("held by %s, last renewed %s ago", holder, time.Since(l.Spec.RenewTime.Time).Round(time.Second)), false, nil
+		}
+		return "held by " + holder, true, nil
+	}, out)
+}
+
+// poll calls check until it reports done, printing its state when it
+// changes; the error after timeout carries the last state.
+func poll(ctx context.Context, timeout time.Duration, what string, check func(context.Context) (string, bool, error), out io.Writer) error {
+	last := ""
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		state, done, err := check(ctx)
+		if err != nil {
+			return false, err
+		}
+		if state != last && out != nil {
+			fmt.Fprintf(out, "%s: %s\n", what, state)
+		}
+		last = state
+		return done, nil
+	})
+	if err != nil && wait.Interrupted(err) {
+		return fmt.Errorf("%s: not ready after %s: %s", what, timeout, last)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
