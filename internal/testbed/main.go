@@ -29,6 +29,12 @@ var (
 // error, it returns 1 without running the tests. The control plane is
 // always stopped before Main returns.
 func Main(m *testing.M, setup func(cp *ControlPlane) error) int {
+	return MainOptions(m, Options{}, setup)
+}
+
+// MainOptions is Main with a control plane started with opts (for example
+// an audit policy; Dir is ignored, each run gets a fresh folder).
+func MainOptions(m *testing.M, opts Options, setup func(cp *ControlPlane) error) int {
 	sharedMu.Lock()
 	mainRan = true
 	sharedMu.Unlock()
@@ -49,7 +55,8 @@ func Main(m *testing.M, setup func(cp *ControlPlane) error) int {
 		return m.Run()
 	}
 
-	cp, err := Start(context.Background(), Options{})
+	opts.Dir = ""
+	cp, err := Start(context.Background(), opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testbed: FAIL: %v\n", err)
 		return 1
