@@ -1,5 +1,5 @@
 # Thin wrappers over hack/ scripts; the scripts hold the logic.
-.PHONY: all build test bench lint verify demo clean testbed
+.PHONY: all build test bench lint verify demo clean testbed image
 
 all: build
 
@@ -23,6 +23,9 @@ verify: ## Fail when generated files (iam/, reference docs) are stale
 
 demo: ## Run the CCM against a local control plane and AWS emulator
 	hack/demo.sh
+
+image: ## OCI image tarball into _output/image (PLATFORM=linux/arm64, FORMAT=docker)
+	hack/image.sh
 
 clean:
 	rm -rf _output

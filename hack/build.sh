@@ -5,9 +5,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 OUT=${OUT:-$ROOT/_output/bin}
-VERSION=$(git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
-COMMIT=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-LDFLAGS="-s -w -X github.com/awsccmctl/awsccmctl/internal/version.gitVersion=$VERSION -X github.com/awsccmctl/awsccmctl/internal/version.gitCommit=$COMMIT"
+# VERSION, COMMIT, LDFLAGS
+. "$ROOT/hack/lib/version.sh"
 mkdir -p "$OUT"
 for cmd in aws-cloud-controller-manager awsccmctl; do
 	CGO_ENABLED=0 go build -trimpath -ldflags "$LDFLAGS" -o "$OUT/$cmd" "./cmd/$cmd"

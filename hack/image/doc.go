@@ -1,0 +1,10 @@
+// Command image builds an OCI image of aws-cloud-controller-manager without
+// Docker or a registry: one layer on scratch holding the static binary, a
+// CA bundle and passwd/group entries for a non-root user, written as an OCI
+// image layout tarball (or a docker-archive with --format=docker).
+//
+// Everything that goes into the image is fixed by its inputs (the binary,
+// the CA bundle module version, --version, --revision and --epoch), so
+// building twice gives the same digest. hack/image.sh compiles the binary
+// and runs this program; `make image` runs hack/image.sh.
+package main
