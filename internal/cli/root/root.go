@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/cli/installcmd"
 	"github.com/awsccmctl/awsccmctl/internal/cli/preflightcmd"
 	"github.com/awsccmctl/awsccmctl/internal/cli/versioncmd"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
@@ -67,6 +68,7 @@ func NewCommand(streams Streams) *cobra.Command {
 	cmd.AddCommand(preflightcmd.NewCommand(preflightcmd.Streams{Out: streams.Out, Err: streams.Err}, func() (string, error) {
 		return output(OutputText, OutputJSON, preflight.FormatJUnit)
 	}))
+	cmd.AddCommand(installcmd.NewCommand(installcmd.Streams{Out: streams.Out, Err: streams.Err}))
 	return cmd
 }
 

@@ -1,0 +1,214 @@
+package installcmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+)
+
+// Streams are where the commands write: results to Out, progress to Err.
+type Streams struct{ Out, Err io.Writer }
+
+// NewCommand returns `install` and its subcommands.
+func NewCommand(streams Streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "install",
+		Short: "Install the AWS cloud controller manager on a cluster",
+		Long: `install puts the AWS cloud controller manager on a cluster: a ServiceAccount,
+the ClusterRole system:cloud-controller-manager with only what the controllers
+use, its bindings, the cloud-config ConfigMap and a DaemonSet on the
+control-plane nodes (or, with --workload=deployment, a Deployment for control
+planes whose nodes are not in the cluster).
+
+Values come from flags, AWSCCMCTL_<FLAG> environment variables, then an
+InstallConfiguration file (--config), then the defaults.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newManifestsCommand(streams))
+	return cmd
+}
+
+// Flag names shared by the install subcommands.
+const (
+	flagConfig               = "config"
+	flagImage                = "image"
+	flagNamespace            = "namespace"
+	flagClusterName          = "cluster-name"
+	flagRegion               = "region"
+	flagCloudConfig          = "cloud-config"
+	flagWorkload             = "workload"
+	flagReplicas             = "replicas"
+	flagConfigureCloudRoutes = "configure-cloud-routes"
+	flagAllocateNodeCIDRs    = "allocate-node-cidrs"
+	flagClusterCIDR          = "cluster-cidr"
+	flagControllers          = "controllers"
+	flagLeaderElect          = "leader-elect"
+	flagVerbosity            = "verbosity"
+	flagCPURequest           = "cpu-request"
+	flagMemoryRequest        = "memory-request"
+	flagBindAddress          = "bind-address"
+	flagExtraArgs            = "extra-args"
+)
+
+// fieldFlags maps the field names in internal/install's validation errors
+// to the flags that set them, so every message names both.
+var fieldFlags = map[string]string{
+	"namespace": flagNamespace, "image": flagImage, "clusterName": flagClusterName,
+	"cloudConfig": flagCloudConfig, "workload": flagWorkload, "replicas": flagReplicas,
+	"clusterCIDR": flagClusterCIDR, "controllers": flagControllers, "verbosity": flagVerbosity,
+	"cpuRequest": flagCPURequest, "memoryRequest": flagMemoryRequest, "bindAddress": flagBindAddress,
+	"extraArgs": flagExtraArgs,
+}
+
+// ValueOptions are the flags that make install.Values.
+type ValueOptions struct {
+	// ConfigFile is an InstallConfiguration file.
+	ConfigFile string
+	// CloudConfigFile is an INI cloud-config file, read as the CCM reads it.
+	CloudConfigFile string
+	// Region sets [Global] Region of the cloud config.
+	Region string
+
+	Image, Namespace, ClusterName, Workload, ClusterCIDR string
+	CPURequest, MemoryRequest, BindAddress               string
+	Replicas                                             int32
+	Verbosity                                            int
+	ConfigureCloudRoutes, AllocateNodeCIDRs, LeaderElect bool
+	Controllers                                          []string
+	ExtraArgs                                            map[string]string
+}
+
+// AddFlags registers the value flags. Defaults shown are internal/install's;
+// a flag counts only when set (on the command line or by the environment),
+// so the file's values are not overridden by flag defaults.
+func (o *ValueOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ConfigFile, flagConfig, "", "InstallConfiguration file (apiVersion "+install.ConfigAPIVersion+"); for this command it replaces the global --config")
+	fs.StringVar(&o.Image, flagImage, install.DefaultImage(), "CCM image, with a tag or digest")
+	fs.StringVar(&o.Namespace, flagNamespace, install.DefaultNamespace, "namespace of the CCM's ServiceAccount, ConfigMap and workload")
+	fs.StringVar(&o.ClusterName, flagClusterName, install.DefaultClusterName, "the CCM's --cluster-name (used in load-balancer names and tags)")
+	fs.StringVar(&o.Region, flagRegion, "", "AWS region, written to the cloud config's [Global] Region (default: from IMDS)")
+	fs.StringVar(&o.CloudConfigFile, flagCloudConfig, "", "INI cloud-config file for the CCM (docs/cloud-config.md); parsed and validated as the CCM would")
+	fs.StringVar(&o.Workload, flagWorkload, string(install.WorkloadDaemonSet), "daemonset (on control-plane nodes) or deployment (control plane outside the cluster)")
+	fs.Int32Var(&o.Replicas, flagReplicas, install.DefaultReplicas, "replicas of the Deployment (--workload=deployment)")
+	fs.BoolVar(&o.ConfigureCloudRoutes, flagConfigureCloudRoutes, false, "run the route controller (needs --cluster-cidr)")
+	fs.BoolVar(&o.AllocateNodeCIDRs, flagAllocateNodeCIDRs, false, "the CCM's --allocate-node-cidrs (needs --cluster-cidr)")
+	fs.StringVar(&o.ClusterCIDR, flagClusterCIDR, "", "pod CIDR of the cluster (one, or an IPv4 and an IPv6 one separated by a comma)")
+	fs.StringSliceVar(&o.Controllers, flagControllers, []string{"*"}, "the CCM's --controllers")
+	fs.BoolVar(&o.LeaderElect, flagLeaderElect, true, "the CCM's --leader-elect")
+	fs.IntVar(&o.Verbosity, flagVerbosity, install.DefaultVerbosity, "the CCM's log verbosity (--v)")
+	fs.StringVar(&o.CPURequest, flagCPURequest, install.DefaultCPURequest, "CPU request of the CCM container")
+	fs.StringVar(&o.MemoryRequest, flagMemoryRequest, install.DefaultMemoryRequest, "memory request of the CCM container")
+	fs.StringVar(&o.BindAddress, flagBindAddress, install.DefaultBindAddress, "the CCM's secure-port --bind-address (0.0.0.0 to scrape /metrics from other hosts)")
+	fs.StringToStringVar(&o.ExtraArgs, flagExtraArgs, nil, "more CCM flags, name=value without dashes (e.g. node-monitor-period=10s)")
+}
+
+// Values merges, in order, the defaults, the --config file and the flags set
+// in fs (command line or environment), then defaults and validates the
+// result. Every problem is a usage error naming the flag or field.
+func (o *ValueOptions) Values(fs *pflag.FlagSet) (install.Values, error) {
+	var v install.Values
+	if o.ConfigFile != "" {
+		data, err := os.ReadFile(o.ConfigFile)
+		if err != nil {
+			return v, exitcode.UsageError(fmt.Errorf("--%s: %w", flagConfig, err))
+		}
+		c, err := install.DecodeConfig(data)
+		if err == nil {
+			err = c.ApplyTo(&v)
+		}
+		if err != nil {
+			return v, exitcode.UsageError(fmt.Errorf("--%s %s: %w", flagConfig, o.ConfigFile, err))
+		}
+	}
+	set := fs.Changed
+	setString := func(name string, dst *string, src string) {
+		if set(name) {
+			*dst = src
+		}
+	}
+	setString(flagImage, &v.Image, o.Image)
+	setString(flagNamespace, &v.Namespace, o.Namespace)
+	setString(flagClusterName, &v.ClusterName, o.ClusterName)
+	setString(flagWorkload, (*string)(&v.Workload), strings.ToLower(o.Workload))
+	setString(flagClusterCIDR, &v.ClusterCIDR, o.ClusterCIDR)
+	setString(flagCPURequest, &v.CPURequest, o.CPURequest)
+	setString(flagMemoryRequest, &v.MemoryRequest, o.MemoryRequest)
+	setString(flagBindAddress, &v.BindAddress, o.BindAddress)
+	if set(flagCloudConfig) {
+		data, err := os.ReadFile(o.CloudConfigFile)
+		if err != nil {
+			return v, exitcode.UsageError(fmt.Errorf("--%s: %w", flagCloudConfig, err))
+		}
+		// Parsed only: the ConfigMap keeps the file's values, and the CCM
+		// fills its defaults. Validation (with the defaults) comes below.
+		cc, err := cloudconfig.Parse(data)
+		if err != nil {
+			return v, exitcode.UsageError(fmt.Errorf("--%s %s: %w", flagCloudConfig, o.CloudConfigFile, err))
+		}
+		v.CloudConfig = cc
+	}
+	if set(flagRegion) {
+		if v.CloudConfig == nil {
+			v.CloudConfig = &cloudconfig.Config{}
+		}
+		v.CloudConfig.Global.Region = o.Region
+	}
+	if set(flagReplicas) {
+		v.Replicas = &o.Replicas
+	}
+	if set(flagConfigureCloudRoutes) {
+		v.ConfigureCloudRoutes = o.ConfigureCloudRoutes
+	}
+	if set(flagAllocateNodeCIDRs) {
+		v.AllocateNodeCIDRs = o.AllocateNodeCIDRs
+	}
+	if set(flagControllers) {
+		v.Controllers = o.Controllers
+	}
+	if set(flagLeaderElect) {
+		v.LeaderElect = &o.LeaderElect
+	}
+	if set(flagVerbosity) {
+		v.Verbosity = &o.Verbosity
+	}
+	if set(flagExtraArgs) {
+		v.ExtraArgs = o.ExtraArgs
+	}
+	v.Default()
+	if err := v.Validate(); err != nil {
+		return v, exitcode.UsageError(fmt.Errorf("invalid install values:\n%s", describe(err)))
+	}
+	return v, nil
+}
+
+// describe lists the problems of a joined error one per line, each naming
+// the flag that sets its field.
+func describe(err error) string {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	var b strings.Builder
+	for i, e := range errs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		msg := e.Error()
+		field := msg[:strings.IndexFunc(msg+" ", func(r rune) bool { return r == ' ' || r == ':' })]
+		if flag, ok := fieldFlags[field]; ok {
+			msg = fmt.Sprintf("%s (--%s)%s", field, flag, msg[len(field):])
+		}
+		b.WriteString("  - " + strings.ReplaceAll(msg, "\n", "\n    "))
+	}
+	return b.String()
+}

@@ -1,0 +1,233 @@
+package installcmd_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/cli/installcmd"
+	"github.com/awsccmctl/awsccmctl/internal/cli/root"
+	"github.com/awsccmctl/awsccmctl/internal/install"
+)
+
+// run executes awsccmctl (the real root command, so AWSCCMCTL_* variables
+// are handled as for users) and returns stdout, stderr and the error.
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := root.NewCommand(root.Streams{Out: &out, Err: &errOut})
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+// splitDocs returns the documents of a YAML stream.
+func splitDocs(s string) []string { return strings.Split(s, "\n---\n") }
+
+// workload decodes the last document, the DaemonSet or Deployment.
+func workload(t *testing.T, stream string) (kind string, spec *corev1.PodSpec, replicas int32) {
+	t.Helper()
+	docs := splitDocs(stream)
+	last := []byte(docs[len(docs)-1])
+	var tm struct{ Kind string }
+	if err := yaml.Unmarshal(last, &tm); err != nil {
+		t.Fatal(err)
+	}
+	switch tm.Kind {
+	case "DaemonSet":
+		var ds appsv1.DaemonSet
+		if err := yaml.UnmarshalStrict(last, &ds); err != nil {
+			t.Fatal(err)
+		}
+		return tm.Kind, &ds.Spec.Template.Spec, 0
+	case "Deployment":
+		var d appsv1.Deployment
+		if err := yaml.UnmarshalStrict(last, &d); err != nil {
+			t.Fatal(err)
+		}
+		return tm.Kind, &d.Spec.Template.Spec, *d.Spec.Replicas
+	}
+	t.Fatalf("last document is a %q", tm.Kind)
+	return "", nil, 0
+}
+
+func arg(spec *corev1.PodSpec, name string) string {
+	for _, a := range spec.Containers[0].Args {
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestManifestsStdoutIsRender(t *testing.T) {
+	out, _, err := run(t, "install", "manifests", "--image", "registry.example.com/ccm:v1", "--cluster-name", "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := install.Values{Image: "registry.example.com/ccm:v1", ClusterName: "prod"}
+	v.Default()
+	want, err := install.Render(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("stdout differs from install.Render:\n%s", out)
+	}
+}
+
+// TestPrecedence: flag > AWSCCMCTL_* environment > --config file > default.
+func TestPrecedence(t *testing.T) {
+	cfg := filepath.Join("testdata", "valid-install.yaml")
+
+	out, _, err := run(t, "install", "manifests", "--config", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind, spec, replicas := workload(t, out)
+	if kind != "Deployment" || replicas != 3 || arg(spec, "cluster-name") != "from-file" || spec.Containers[0].Image != "registry.example.com/ccm:v1.37.0" {
+		t.Fatalf("file values not used: %s %d %v", kind, replicas, spec.Containers[0].Args)
+	}
+	if !strings.Contains(out, "Region = eu-west-1") {
+		t.Error("the file's region is not in the cloud config")
+	}
+	if arg(spec, "v") != "2" {
+		t.Errorf("default verbosity not used: --v=%s", arg(spec, "v"))
+	}
+
+	t.Setenv("AWSCCMCTL_CLUSTER_NAME", "from-env")
+	t.Setenv("AWSCCMCTL_REPLICAS", "4")
+	out, _, err = run(t, "install", "manifests", "--config", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, spec, replicas = workload(t, out)
+	if arg(spec, "cluster-name") != "from-env" || replicas != 4 {
+		t.Fatalf("env must beat the file: %v, replicas %d", spec.Containers[0].Args, replicas)
+	}
+
+	out, _, err = run(t, "install", "manifests", "--config", cfg, "--cluster-name", "from-flag", "--workload", "daemonset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind, spec, _ = workload(t, out)
+	if arg(spec, "cluster-name") != "from-flag" || kind != "DaemonSet" {
+		t.Fatalf("flags must beat the env and the file: %s %v", kind, spec.Containers[0].Args)
+	}
+}
+
+func TestCloudConfigAndRegionFlags(t *testing.T) {
+	out, _, err := run(t, "install", "manifests", "--cloud-config", filepath.Join("testdata", "valid-cloud.conf"),
+		"--region", "us-west-2", "--configure-cloud-routes", "--cluster-cidr", "10.244.0.0/16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Region = us-west-2", "KubernetesClusterID = conf-cluster", `"--configure-cloud-routes=true"`, `"--cluster-cidr=10.244.0.0/16"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %s", want)
+		}
+	}
+}
+
+// TestUsageErrors: bad input exits 2 with a message naming the flag.
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"invalid-workload", []string{"--workload", "statefulset"}, []string{"--workload", "statefulset"}},
+		{"invalid-cloud-routes-without-cidr", []string{"--configure-cloud-routes"}, []string{"--cluster-cidr"}},
+		{"invalid-all-at-once", []string{"--image", "NOPE", "--workload", "deployment", "--replicas", "0", "--namespace", "A_B"},
+			[]string{"--image", "--replicas", "--namespace"}},
+		{"invalid-config-unknown-field", []string{"--config", filepath.Join("testdata", "invalid-unknown-field.yaml")},
+			[]string{"--config", `unknown field "clusterNmae"`}},
+		{"invalid-config-missing", []string{"--config", filepath.Join("testdata", "nope.yaml")}, []string{"--config"}},
+		{"invalid-cloud-config", []string{"--cloud-config", filepath.Join("testdata", "invalid-cloud.conf")}, []string{"--cloud-config", "Regoin"}},
+		{"invalid-region", []string{"--region", "us-east-1a"}, []string{"--cloud-config", "Region"}},
+		{"invalid-flag-value", []string{"--replicas", "many"}, []string{"--replicas"}},
+		{"invalid-extra-args", []string{"--extra-args", "cluster-name=x"}, []string{"--extra-args", "cluster-name"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, err := run(t, append([]string{"install", "manifests"}, tc.args...)...)
+			if code := exitcode.Of(err); code != exitcode.Usage {
+				t.Fatalf("exit code %d (%v), want %d", code, err, exitcode.Usage)
+			}
+			if out != "" {
+				t.Errorf("wrote manifests despite the error:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not name %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestOutputDir(t *testing.T) {
+	dir := t.TempDir()
+	// A file of someone else's, named like ours, must survive.
+	foreign := filepath.Join(dir, "07-configmap-mine.yaml")
+	if err := os.WriteFile(foreign, []byte("kind: ConfigMap\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, log, err := run(t, "install", "manifests", "--output-dir", dir)
+	if err != nil || out != "" {
+		t.Fatalf("out %q, err %v", out, err)
+	}
+	want := []string{
+		"01-serviceaccount-cloud-controller-manager.yaml",
+		"02-clusterrole-system-cloud-controller-manager.yaml",
+		"03-clusterrolebinding-system-cloud-controller-manager.yaml",
+		"04-rolebinding-cloud-controller-manager-apiserver-authentication-reader.yaml",
+		"05-configmap-aws-cloud-config.yaml",
+		"06-daemonset-aws-cloud-controller-manager.yaml",
+		"07-configmap-mine.yaml",
+	}
+	if got := list(t, dir); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("files %v, want %v", got, want)
+	}
+	if !strings.Contains(log, "wrote "+filepath.Join(dir, want[0])) {
+		t.Errorf("progress on stderr: %q", log)
+	}
+	// Switching to a Deployment removes the DaemonSet file.
+	if _, log, err = run(t, "install", "manifests", "--output-dir", dir, "--workload", "deployment"); err != nil {
+		t.Fatal(err)
+	}
+	got := list(t, dir)
+	if got[5] != "06-deployment-aws-cloud-controller-manager.yaml" || len(got) != 7 {
+		t.Errorf("after switching: %v", got)
+	}
+	if !strings.Contains(log, "removed "+filepath.Join(dir, want[5])) {
+		t.Errorf("stale file removal not reported: %q", log)
+	}
+}
+
+func list(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names
+}
+
+func TestFileName(t *testing.T) {
+	if got := installcmd.FileName(1, install.Object{Kind: "ClusterRole", Name: "system:Cloud"}); got != "02-clusterrole-system-cloud.yaml" {
+		t.Errorf("FileName = %q", got)
+	}
+}

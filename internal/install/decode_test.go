@@ -1,0 +1,154 @@
+package install
+
+import (
+	"bytes"
+	"maps"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+)
+
+// strictDecoder refuses unknown and duplicate fields.
+var strictDecoder = serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+
+// decodeStrict decodes every object of one rendering into its typed object.
+func decodeStrict(t *testing.T, objs []Object) []runtime.Object {
+	t.Helper()
+	var out []runtime.Object
+	for _, o := range objs {
+		obj, gvk, err := strictDecoder.Decode(o.YAML, nil, nil)
+		if err != nil {
+			t.Fatalf("%s %s does not decode strictly: %v\n%s", o.Kind, o.Name, err, o.YAML)
+		}
+		if gvk.Kind != o.Kind {
+			t.Errorf("%s %s decodes as a %s", o.Kind, o.Name, gvk.Kind)
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.GetName() != o.Name {
+			t.Errorf("%s %s is named %q", o.Kind, o.Name, m.GetName())
+		}
+		if !maps.Equal(m.GetLabels(), Labels()) {
+			t.Errorf("%s %s has labels %v, want %v", o.Kind, o.Name, m.GetLabels(), Labels())
+		}
+		out = append(out, obj)
+	}
+	return out
+}
+
+// TestEveryDocumentDecodesStrictly decodes each document into its typed
+// object and checks what the issue requires of it.
+func TestEveryDocumentDecodesStrictly(t *testing.T) {
+	for name, v := range goldenCases(t) {
+		t.Run(name, func(t *testing.T) {
+			v.Default()
+			for _, obj := range decodeStrict(t, renderCase(t, v)) {
+				switch o := obj.(type) {
+				case *corev1.ServiceAccount:
+					if o.Namespace != v.Namespace {
+						t.Errorf("ServiceAccount in %q, want %q", o.Namespace, v.Namespace)
+					}
+				case *rbacv1.ClusterRole:
+					checkClusterRole(t, o)
+				case *rbacv1.RoleBinding:
+					if o.Namespace != "kube-system" || o.RoleRef.Name != "extension-apiserver-authentication-reader" {
+						t.Errorf("RoleBinding %s/%s to %s", o.Namespace, o.Name, o.RoleRef.Name)
+					}
+				case *corev1.ConfigMap:
+					checkConfigMap(t, o, v)
+				case *appsv1.DaemonSet:
+					if v.Workload != WorkloadDaemonSet {
+						t.Error("DaemonSet rendered for a Deployment")
+					}
+					checkPodSpec(t, &o.Spec.Template.Spec, true)
+				case *appsv1.Deployment:
+					if v.Workload != WorkloadDeployment || o.Spec.Replicas == nil || *o.Spec.Replicas != *v.Replicas {
+						t.Errorf("Deployment replicas %v for values %v", o.Spec.Replicas, v.Replicas)
+					}
+					checkPodSpec(t, &o.Spec.Template.Spec, false)
+				}
+			}
+		})
+	}
+}
+
+func checkClusterRole(t *testing.T, r *rbacv1.ClusterRole) {
+	t.Helper()
+	for _, rule := range r.Rules {
+		for _, res := range rule.Resources {
+			switch res {
+			case "persistentvolumes", "endpoints", "serviceaccounts", "serviceaccounts/token", "secrets", "configmaps":
+				t.Errorf("ClusterRole grants %s %v: no controller of ours uses it (docs/reference/rbac.md)", res, rule.Verbs)
+			}
+			for _, verb := range rule.Verbs {
+				if verb == "*" || res == "*" {
+					t.Errorf("ClusterRole has a wildcard: %v", rule)
+				}
+			}
+		}
+	}
+}
+
+func checkConfigMap(t *testing.T, cm *corev1.ConfigMap, v Values) {
+	t.Helper()
+	ini, ok := cm.Data[CloudConfigKey]
+	if !ok {
+		t.Fatalf("ConfigMap has no %s", CloudConfigKey)
+	}
+	// The CCM reads it back to the configuration it was rendered from.
+	got, err := cloudconfig.Parse([]byte(ini))
+	if err != nil {
+		t.Fatalf("the CCM cannot parse the rendered cloud config: %v", err)
+	}
+	want, _ := cloudconfig.Render(v.CloudConfig)
+	back, _ := cloudconfig.Render(got)
+	if !bytes.Equal(want, back) {
+		t.Errorf("cloud config round trip:\n%s\nwant:\n%s", back, want)
+	}
+}
+
+func checkPodSpec(t *testing.T, p *corev1.PodSpec, controlPlane bool) {
+	t.Helper()
+	if !p.HostNetwork || p.DNSPolicy != corev1.DNSDefault {
+		t.Errorf("hostNetwork %v, dnsPolicy %q", p.HostNetwork, p.DNSPolicy)
+	}
+	tolerated := map[string]bool{}
+	for _, tol := range p.Tolerations {
+		tolerated[tol.Key] = true
+	}
+	if !tolerated[taintUninitialized] {
+		t.Error("the uninitialized taint is not tolerated: no Node could ever be initialized")
+	}
+	if controlPlane {
+		if !tolerated[labelControlPlane] || p.NodeSelector[labelControlPlane] != "" || len(p.NodeSelector) != 1 {
+			t.Errorf("not placed on control-plane nodes: selector %v", p.NodeSelector)
+		}
+		if p.PriorityClassName != "system-node-critical" {
+			t.Errorf("priorityClassName %q", p.PriorityClassName)
+		}
+	}
+	c := p.Containers[0]
+	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || len(c.Resources.Limits) > 0 {
+		t.Errorf("resources %v: want requests and no limits", c.Resources)
+	}
+	for _, probe := range []*corev1.Probe{c.LivenessProbe, c.StartupProbe} {
+		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Scheme != corev1.URISchemeHTTPS ||
+			probe.HTTPGet.Port.IntValue() != SecurePort || probe.HTTPGet.Path != "/healthz" {
+			t.Errorf("probe %+v: want HTTPS /healthz on %d", probe, SecurePort)
+		}
+	}
+	if !strings.HasPrefix(c.Args[0], "--cloud-provider=") {
+		t.Errorf("args %v", c.Args)
+	}
+}

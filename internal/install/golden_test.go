@@ -1,0 +1,122 @@
+package install
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// testImage keeps the golden files independent of the build's version.
+const testImage = ImageRepository + ":v1.37.0"
+
+func ptr[T any](v T) *T { return &v }
+
+// goldenCases are rendered by every test that needs valid values: the golden
+// comparison, strict decoding, the flag-parse test and server-side dry run.
+func goldenCases(t testing.TB) map[string]Values {
+	t.Helper()
+	// Parsed, not defaulted, as the command reads --cloud-config: the
+	// ConfigMap keeps the user's file and the CCM fills the defaults.
+	data, err := os.ReadFile(filepath.Join("testdata", "cloud-full.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := cloudconfig.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]Values{
+		"default-daemonset": {Image: testImage},
+		"deployment": {
+			Image: testImage, Workload: WorkloadDeployment, Replicas: ptr(int32(3)),
+			ClusterName: "prod-eu", CloudConfig: &cloudconfig.Config{Global: cloudconfig.Global{Region: "eu-central-1"}},
+		},
+		"cloud-routes-full-config": {
+			Image: "registry.example.com/mirror/aws-cloud-controller-manager@sha256:" + sha256Hex, Namespace: "cloud-system",
+			ClusterName: "prod-eu", CloudConfig: full,
+			ConfigureCloudRoutes: true, AllocateNodeCIDRs: true, ClusterCIDR: "10.244.0.0/16,fd00:10:244::/56",
+			Controllers: []string{"*", "-service"}, Verbosity: ptr(4), LeaderElect: ptr(true),
+			CPURequest: "100m", MemoryRequest: "256Mi", BindAddress: "0.0.0.0",
+			ExtraArgs: map[string]string{"node-monitor-period": "10s", "aws-instance-cache-max-age": "2m"},
+		},
+	}
+}
+
+const sha256Hex = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// renderCase defaults and renders one case.
+func renderCase(t testing.TB, v Values) []Object {
+	t.Helper()
+	v.Default()
+	objs, err := RenderObjects(v)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	return objs
+}
+
+// TestGolden compares Render's output with testdata/golden/<case>.yaml;
+// go test ./internal/install -run TestGolden -update rewrites them.
+func TestGolden(t *testing.T) {
+	for name, v := range goldenCases(t) {
+		t.Run(name, func(t *testing.T) {
+			v.Default()
+			got, err := Render(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "golden", name+".yaml")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from the rendering (run with -update if the change is intended); got:\n%s", path, got)
+			}
+		})
+	}
+}
+
+// TestRenderJoinsObjectsInApplyOrder: Render is RenderObjects joined by ---.
+func TestRenderJoinsObjectsInApplyOrder(t *testing.T) {
+	for name, v := range goldenCases(t) {
+		t.Run(name, func(t *testing.T) {
+			objs := renderCase(t, v)
+			workload := "DaemonSet"
+			if v.Workload == WorkloadDeployment {
+				workload = "Deployment"
+			}
+			want := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding", "ConfigMap", workload}
+			if len(objs) != len(want) {
+				t.Fatalf("%d objects, want %d", len(objs), len(want))
+			}
+			var joined [][]byte
+			for i, o := range objs {
+				if o.Kind != want[i] {
+					t.Errorf("object %d is a %s, want %s", i, o.Kind, want[i])
+				}
+				joined = append(joined, o.YAML)
+			}
+			v.Default()
+			stream, err := Render(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(stream, bytes.Join(joined, []byte("---\n"))) {
+				t.Error("Render is not RenderObjects joined by ---")
+			}
+		})
+	}
+}

@@ -1,0 +1,337 @@
+package install
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cloud-provider/names"
+
+	"github.com/awsccmctl/awsccmctl/internal/version"
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+)
+
+// Names of the rendered objects and the values they share. Uninstall selects
+// the objects by Labels, and an upgrade applies over objects of these names:
+// they MUST NOT change.
+const (
+	// AppName is the app.kubernetes.io/name label value, the workload and
+	// container name.
+	AppName = "aws-cloud-controller-manager"
+	// ManagedBy is the app.kubernetes.io/managed-by label value.
+	ManagedBy = "awsccmctl"
+	// ServiceAccountName is the CCM's ServiceAccount.
+	ServiceAccountName = "cloud-controller-manager"
+	// ClusterRoleName names the ClusterRole and its ClusterRoleBinding, as
+	// upstream and the in-tree bootstrap policy do.
+	ClusterRoleName = "system:cloud-controller-manager"
+	// AuthReaderBindingName is the kube-system RoleBinding to
+	// extension-apiserver-authentication-reader.
+	AuthReaderBindingName = "cloud-controller-manager:apiserver-authentication-reader"
+	// ConfigMapName holds the cloud config.
+	ConfigMapName = "aws-cloud-config"
+	// CloudConfigDir is where the ConfigMap is mounted, CloudConfigKey the
+	// file in it; the CCM gets --cloud-config=CloudConfigDir/CloudConfigKey.
+	CloudConfigDir = "/etc/kubernetes/cloud-config"
+	CloudConfigKey = "cloud.conf"
+	// LeaseName is --leader-elect-resource-name (the binary's default); the
+	// ClusterRole grants get and update on this Lease only.
+	LeaseName = "cloud-controller-manager"
+	// SecurePort serves /healthz and /metrics over HTTPS (the binary's
+	// default, 10258, what kubeadm and upstream use for a CCM).
+	SecurePort = 10258
+
+	// AnnotationCloudConfigHash on the pod template holds the SHA-256 of
+	// the cloud config, so that changing it rolls the pods.
+	AnnotationCloudConfigHash = "awsccmctl.io/cloud-config-sha256"
+
+	// LabelName and LabelManagedBy are the recommended label keys.
+	LabelName      = "app.kubernetes.io/name"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+)
+
+// Defaults filled by Values.Default.
+const (
+	// DefaultNamespace is where the CCM runs.
+	DefaultNamespace = "kube-system"
+	// ImageRepository is the project's CCM image; the default tag is the
+	// awsccmctl version, so a CLI installs the CCM it was released with.
+	ImageRepository = "ghcr.io/awsccmctl/aws-cloud-controller-manager"
+	// DefaultClusterName is the binary's own --cluster-name default.
+	DefaultClusterName = "kubernetes"
+	// DefaultReplicas is the Deployment's replica count: two, so that a
+	// node drain never leaves the cluster without a CCM.
+	DefaultReplicas = 2
+	// DefaultVerbosity is --v; 2 logs every Node initialized or deleted.
+	DefaultVerbosity = 2
+	// DefaultCPURequest is what kubeadm requests for kube-controller-manager
+	// and upstream's chart for the CCM: the CCM is mostly idle between syncs.
+	DefaultCPURequest = "200m"
+	// DefaultMemoryRequest covers the shared instance view and the Node and
+	// Service informers of a cluster of about 1,000 nodes
+	// (docs/benchmarks.md measures the heap).
+	DefaultMemoryRequest = "128Mi"
+	// DefaultBindAddress keeps the secure port on the node's loopback (as
+	// kubeadm does for kube-controller-manager); set 0.0.0.0 to scrape
+	// /metrics from other hosts.
+	DefaultBindAddress = "127.0.0.1"
+)
+
+// Workload is how the CCM's pods are run.
+type Workload string
+
+// Workloads.
+const (
+	// WorkloadDaemonSet runs one pod on every control-plane node.
+	WorkloadDaemonSet Workload = "daemonset"
+	// WorkloadDeployment runs Replicas pods on any nodes, for control planes
+	// whose nodes are not part of the cluster.
+	WorkloadDeployment Workload = "deployment"
+)
+
+// Workloads lists the valid Workload values.
+var Workloads = []Workload{WorkloadDaemonSet, WorkloadDeployment}
+
+// DefaultImage returns the default image: ImageRepository at this build's
+// version.
+func DefaultImage() string { return ImageRepository + ":" + version.Get().Version }
+
+// Values is everything the manifests are rendered from. Call Default, then
+// Validate, then Render (which does both again).
+type Values struct {
+	// Namespace of the ServiceAccount, ConfigMap and workload.
+	Namespace string
+	// Image of the CCM, with a tag or digest.
+	Image string
+	// ClusterName is --cluster-name (used in load-balancer names and tags).
+	ClusterName string
+	// CloudConfig is rendered into the ConfigMap. nil: an empty [Global]
+	// section (region, VPC and cluster ID from IMDS and instance tags).
+	CloudConfig *cloudconfig.Config
+	// Workload is WorkloadDaemonSet or WorkloadDeployment.
+	Workload Workload
+	// Replicas of the Deployment (ignored for a DaemonSet); nil: default.
+	Replicas *int32
+	// ConfigureCloudRoutes starts the route controller; it needs
+	// ClusterCIDR. Rendered explicitly: the binary's default is true.
+	ConfigureCloudRoutes bool
+	// AllocateNodeCIDRs is --allocate-node-cidrs; it needs ClusterCIDR.
+	AllocateNodeCIDRs bool
+	// ClusterCIDR is --cluster-cidr: one CIDR, or an IPv4 and an IPv6 one
+	// separated by a comma.
+	ClusterCIDR string
+	// Controllers is --controllers; nil: ["*"].
+	Controllers []string
+	// LeaderElect is --leader-elect; nil: true.
+	LeaderElect *bool
+	// Verbosity is --v; nil: DefaultVerbosity.
+	Verbosity *int
+	// CPURequest and MemoryRequest are the container's resource requests.
+	CPURequest    string
+	MemoryRequest string
+	// BindAddress is --bind-address of the secure port.
+	BindAddress string
+	// ExtraArgs are more CCM flags, by name without dashes. They must not
+	// repeat a flag Values already sets.
+	ExtraArgs map[string]string
+}
+
+// Default fills every unset field with its default. It never changes a set
+// value.
+func (v *Values) Default() {
+	setString := func(p *string, def string) {
+		if *p == "" {
+			*p = def
+		}
+	}
+	setString(&v.Namespace, DefaultNamespace)
+	setString(&v.Image, DefaultImage())
+	setString(&v.ClusterName, DefaultClusterName)
+	setString((*string)(&v.Workload), string(WorkloadDaemonSet))
+	setString(&v.CPURequest, DefaultCPURequest)
+	setString(&v.MemoryRequest, DefaultMemoryRequest)
+	setString(&v.BindAddress, DefaultBindAddress)
+	if v.CloudConfig == nil {
+		v.CloudConfig = &cloudconfig.Config{}
+	}
+	if v.Replicas == nil {
+		r := int32(DefaultReplicas)
+		v.Replicas = &r
+	}
+	if v.Controllers == nil {
+		v.Controllers = []string{"*"}
+	}
+	if v.LeaderElect == nil {
+		t := true
+		v.LeaderElect = &t
+	}
+	if v.Verbosity == nil {
+		d := DefaultVerbosity
+		v.Verbosity = &d
+	}
+}
+
+// imageReference is the distribution reference grammar
+// (github.com/distribution/reference regexp.go): [domain/]path[:tag][@digest].
+var imageReference = func() *regexp.Regexp {
+	const (
+		alnum      = `[a-z0-9]+`
+		separator  = `(?:[._]|__|[-]+)`
+		component  = alnum + `(?:` + separator + alnum + `)*`
+		domainPart = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+		domain     = `(?:` + domainPart + `(?:\.` + domainPart + `)*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?`
+		tag        = `[\w][\w.-]{0,127}`
+		digest     = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
+	)
+	return regexp.MustCompile(`^(?:` + domain + `/)?` + component + `(?:/` + component + `)*` +
+		`(?P<tag>:` + tag + `)?(?P<digest>@` + digest + `)?$`)
+}()
+
+// maxImageNameLength is the reference grammar's limit on the name part.
+const maxImageNameLength = 255
+
+// flagName is a CCM flag name without dashes.
+var flagName = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+
+// Validate checks the values after Default and returns every problem at
+// once, joined with errors.Join; each names the field and says what to do.
+func (v *Values) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	for _, msg := range validation.IsDNS1123Label(v.Namespace) {
+		add("namespace %q: %s", v.Namespace, msg)
+	}
+	v.validateImage(add)
+	if v.ClusterName == "" || strings.IndexFunc(v.ClusterName, isSpaceOrControl) >= 0 || !utf8.ValidString(v.ClusterName) {
+		add("clusterName %q: must be non-empty UTF-8, without white space or control characters", v.ClusterName)
+	}
+	switch v.Workload {
+	case WorkloadDaemonSet:
+	case WorkloadDeployment:
+		if v.Replicas == nil || *v.Replicas < 1 {
+			add("replicas: a deployment needs at least 1 replica (default %d)", DefaultReplicas)
+		}
+	default:
+		add("workload %q: want %s or %s", v.Workload, WorkloadDaemonSet, WorkloadDeployment)
+	}
+	if v.ClusterCIDR != "" {
+		if problem := checkClusterCIDR(v.ClusterCIDR); problem != "" {
+			add("clusterCIDR %q: %s", v.ClusterCIDR, problem)
+		}
+	} else {
+		if v.ConfigureCloudRoutes {
+			add("clusterCIDR: configureCloudRoutes needs the pod CIDR (--cluster-cidr); set it, or turn cloud routes off")
+		}
+		if v.AllocateNodeCIDRs {
+			add("clusterCIDR: allocateNodeCIDRs needs the pod CIDR (--cluster-cidr); set it, or turn allocation off")
+		}
+	}
+	v.validateControllers(add)
+	if v.Verbosity != nil && (*v.Verbosity < 0 || *v.Verbosity > 10) {
+		add("verbosity %d: want 0 to 10", *v.Verbosity)
+	}
+	for _, q := range []struct{ field, value string }{{"cpuRequest", v.CPURequest}, {"memoryRequest", v.MemoryRequest}} {
+		if qty, err := resource.ParseQuantity(q.value); err != nil {
+			add("%s %q: not a Kubernetes quantity (e.g. 200m, 128Mi): %v", q.field, q.value, err)
+		} else if qty.Sign() <= 0 {
+			add("%s %q: must be positive", q.field, q.value)
+		}
+	}
+	if net.ParseIP(v.BindAddress) == nil {
+		add("bindAddress %q: not an IP address (e.g. 127.0.0.1 or 0.0.0.0)", v.BindAddress)
+	}
+	managed := managedFlags()
+	for _, k := range sortedKeys(v.ExtraArgs) {
+		switch {
+		case !flagName.MatchString(k):
+			add("extraArgs %q: not a flag name; write it without dashes, e.g. node-monitor-period", k)
+		case slices.Contains(managed, k):
+			add("extraArgs %q: set by the installer; use its own field or flag instead", k)
+		case !utf8.ValidString(v.ExtraArgs[k]):
+			add("extraArgs %q: the value is not valid UTF-8", k)
+		}
+	}
+	if v.CloudConfig != nil {
+		if _, err := renderCloudConfig(v.CloudConfig); err != nil {
+			add("cloudConfig: %v", err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
+
+func (v *Values) validateImage(add func(string, ...any)) {
+	m := imageReference.FindStringSubmatch(v.Image)
+	switch {
+	case m == nil:
+		add("image %q: not an image reference; want [registry/]repository:tag or @sha256:digest, e.g. %s", v.Image, DefaultImage())
+	case m[imageReference.SubexpIndex("tag")] == "" && m[imageReference.SubexpIndex("digest")] == "":
+		add("image %q: pin a tag or digest (an untagged image means :latest, which changes under the cluster)", v.Image)
+	default:
+		name := strings.TrimSuffix(strings.TrimSuffix(v.Image, m[imageReference.SubexpIndex("digest")]), m[imageReference.SubexpIndex("tag")])
+		if len(name) > maxImageNameLength {
+			add("image: the repository name is %d characters long, at most %d are allowed", len(name), maxImageNameLength)
+		}
+	}
+}
+
+func (v *Values) validateControllers(add func(string, ...any)) {
+	if len(v.Controllers) == 0 {
+		add("controllers: empty; use * for the default set")
+	}
+	aliases := names.CCMControllerAliases()
+	known := []string{"*"}
+	for alias, name := range aliases {
+		known = append(known, alias, name)
+	}
+	sort.Strings(known[1:])
+	for _, c := range v.Controllers {
+		n := strings.TrimPrefix(c, "-")
+		if !slices.Contains(known, n) || (n == "*" && c != "*") {
+			add("controllers %q: unknown; want *, or a name or alias from %s, optionally prefixed with - to disable it", c, strings.Join(known[1:], ", "))
+		}
+	}
+}
+
+// checkClusterCIDR applies the route controller's rules: one CIDR, or two
+// of different IP families.
+func checkClusterCIDR(s string) string {
+	parts := strings.Split(s, ",")
+	if len(parts) > 2 {
+		return "at most two CIDRs (one IPv4, one IPv6)"
+	}
+	var v4, v6 int
+	for _, p := range parts {
+		ip, _, err := net.ParseCIDR(strings.TrimSpace(p))
+		if err != nil {
+			return fmt.Sprintf("%q is not a CIDR, e.g. 10.244.0.0/16", p)
+		}
+		if ip.To4() != nil {
+			v4++
+		} else {
+			v6++
+		}
+	}
+	if len(parts) == 2 && (v4 != 1 || v6 != 1) {
+		return "two CIDRs must be one IPv4 and one IPv6 (dual stack)"
+	}
+	return ""
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

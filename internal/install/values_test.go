@@ -1,0 +1,96 @@
+package install
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+)
+
+func TestDefault(t *testing.T) {
+	var v Values
+	v.Default()
+	if v.Namespace != "kube-system" || v.Image != DefaultImage() || v.Workload != WorkloadDaemonSet ||
+		*v.Replicas != DefaultReplicas || !*v.LeaderElect || *v.Verbosity != DefaultVerbosity ||
+		len(v.Controllers) != 1 || v.Controllers[0] != "*" || v.CloudConfig == nil ||
+		v.CPURequest != DefaultCPURequest || v.MemoryRequest != DefaultMemoryRequest || v.BindAddress != DefaultBindAddress {
+		t.Fatalf("defaults: %+v", v)
+	}
+	if !strings.HasPrefix(v.Image, "ghcr.io/awsccmctl/aws-cloud-controller-manager:") {
+		t.Errorf("default image %q", v.Image)
+	}
+	if err := v.Validate(); err != nil {
+		t.Fatalf("the defaults do not validate: %v", err)
+	}
+	// Default never changes a set value.
+	zero := int32(0)
+	f := false
+	set := Values{Namespace: "ns", Image: "x:1", Replicas: &zero, LeaderElect: &f, Controllers: []string{"route"}}
+	set.Default()
+	if set.Namespace != "ns" || set.Image != "x:1" || *set.Replicas != 0 || *set.LeaderElect || set.Controllers[0] != "route" {
+		t.Errorf("Default overwrote set values: %+v", set)
+	}
+}
+
+// TestValidate: every case lists the problems it must report, all at once.
+func TestValidate(t *testing.T) {
+	zero := int32(0)
+	bad := 11
+	for _, tc := range []struct {
+		name   string
+		values Values
+		want   []string
+	}{
+		{"valid-defaults", Values{}, nil},
+		{"valid-digest", Values{Image: "registry.example.com:5000/ccm@sha256:" + sha256Hex}, nil},
+		{"valid-tag-and-digest", Values{Image: "localhost/ccm:v1@sha256:" + sha256Hex}, nil},
+		{"valid-routes", Values{ConfigureCloudRoutes: true, ClusterCIDR: "10.244.0.0/16"}, nil},
+		{"valid-controllers", Values{Controllers: []string{"*", "-route", "service-lb-controller"}}, nil},
+		{"invalid-cloud-routes-without-cidr", Values{ConfigureCloudRoutes: true}, []string{"clusterCIDR: configureCloudRoutes"}},
+		{"invalid-allocate-without-cidr", Values{AllocateNodeCIDRs: true}, []string{"clusterCIDR: allocateNodeCIDRs"}},
+		{"invalid-cidr", Values{ClusterCIDR: "10.244.0.0"}, []string{`clusterCIDR "10.244.0.0"`}},
+		{"invalid-cidr-two-ipv4", Values{ClusterCIDR: "10.0.0.0/16,10.1.0.0/16"}, []string{"dual stack"}},
+		{"invalid-deployment-zero-replicas", Values{Workload: WorkloadDeployment, Replicas: &zero}, []string{"replicas"}},
+		{"invalid-workload", Values{Workload: "StatefulSet"}, []string{`workload "StatefulSet"`}},
+		{"invalid-image-uppercase", Values{Image: "Registry/CCM:v1"}, []string{"not an image reference"}},
+		{"invalid-image-no-tag", Values{Image: "ghcr.io/awsccmctl/aws-cloud-controller-manager"}, []string{"pin a tag or digest"}},
+		{"invalid-image-space", Values{Image: "ccm:v1 --privileged"}, []string{"not an image reference"}},
+		{"invalid-namespace", Values{Namespace: "Kube_System"}, []string{`namespace "Kube_System"`}},
+		{"invalid-cluster-name", Values{ClusterName: "my cluster"}, []string{"clusterName"}},
+		{"invalid-controller", Values{Controllers: []string{"*", "-nodeipam", "-*"}}, []string{`"-nodeipam"`, `"-*"`}},
+		{"invalid-verbosity", Values{Verbosity: &bad}, []string{"verbosity 11"}},
+		{"invalid-requests", Values{CPURequest: "lots", MemoryRequest: "-1Gi"}, []string{`cpuRequest "lots"`, `memoryRequest "-1Gi"`}},
+		{"invalid-bind-address", Values{BindAddress: "localhost"}, []string{`bindAddress "localhost"`}},
+		{"invalid-extra-args", Values{ExtraArgs: map[string]string{"--v": "3", "cluster-name": "x", "Node_Monitor": "1"}},
+			[]string{`extraArgs "--v"`, `extraArgs "cluster-name": set by the installer`, `extraArgs "Node_Monitor"`}},
+		{"invalid-cloud-config", Values{CloudConfig: &cloudconfig.Config{Global: cloudconfig.Global{Region: "us-east-1a", VPC: "vpc_1"}}},
+			[]string{"cloudConfig:", "Region", "VPC"}},
+		{"invalid-everything-at-once", Values{
+			Namespace: "-", Image: "UPPER", Workload: WorkloadDeployment, Replicas: &zero, ConfigureCloudRoutes: true,
+		}, []string{"namespace", "image", "replicas", "clusterCIDR"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := tc.values
+			v.Default()
+			err := v.Validate()
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("unexpected problems: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not mention %q:\n%v", w, err)
+				}
+			}
+			// Render refuses what Validate refuses.
+			if _, rerr := Render(v); rerr == nil {
+				t.Error("Render accepted invalid values")
+			}
+		})
+	}
+}
