@@ -15,7 +15,11 @@ import (
 )
 
 // Streams are where the commands write: results to Out, progress to Err.
-type Streams struct{ Out, Err io.Writer }
+// Output returns the -o format (text or json); nil means text.
+type Streams struct {
+	Out, Err io.Writer
+	Output   func() (string, error)
+}
 
 // NewCommand returns `install` and its subcommands.
 func NewCommand(streams Streams) *cobra.Command {
@@ -33,6 +37,7 @@ InstallConfiguration file (--config), then the defaults.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newManifestsCommand(streams))
+	cmd.AddCommand(newApplyCommand(streams), newUninstallCommand(streams))
 	return cmd
 }
 

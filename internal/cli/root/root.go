@@ -68,7 +68,9 @@ func NewCommand(streams Streams) *cobra.Command {
 	cmd.AddCommand(preflightcmd.NewCommand(preflightcmd.Streams{Out: streams.Out, Err: streams.Err}, func() (string, error) {
 		return output(OutputText, OutputJSON, preflight.FormatJUnit)
 	}))
-	cmd.AddCommand(installcmd.NewCommand(installcmd.Streams{Out: streams.Out, Err: streams.Err}))
+	cmd.AddCommand(installcmd.NewCommand(installcmd.Streams{Out: streams.Out, Err: streams.Err, Output: func() (string, error) {
+		return output(OutputText, OutputJSON)
+	}}))
 	return cmd
 }
 

@@ -78,8 +78,11 @@ func Ref(u *unstructured.Unstructured) string {
 func (c *Client) resource(u *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
 	gvk := u.GroupVersionKind()
 	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
+	switch {
+	case meta.IsNoMatchError(err):
 		return nil, fmt.Errorf("%s: the cluster does not serve %s: %w", Ref(u), gvk, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: discover the API of %s: %w", Ref(u), gvk, err)
 	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		if u.GetNamespace() == "" {

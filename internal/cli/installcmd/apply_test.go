@@ -1,0 +1,58 @@
+package installcmd
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+)
+
+// run executes `install <args>` and returns stdout, stderr and the error.
+func runInstall(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := NewCommand(Streams{Out: &out, Err: &errOut})
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	err := cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func TestApplyUsageErrors(t *testing.T) {
+	_, _, err := runInstall(t, "apply", "--dry-run=maybe", "--kubeconfig", os.DevNull)
+	if code := exitcode.Of(err); code != exitcode.Usage || !strings.Contains(err.Error(), `--dry-run "maybe": want client or server`) {
+		t.Errorf("bad --dry-run: exit %d, %v", code, err)
+	}
+	_, _, err = runInstall(t, "uninstall", "--workload=statefulset", "--kubeconfig", os.DevNull)
+	if code := exitcode.Of(err); code != exitcode.Usage || !strings.Contains(err.Error(), "--workload") {
+		t.Errorf("bad --workload: exit %d, %v", code, err)
+	}
+}
+
+// TestApplyUnreachableClusterExitsThree: nothing listens where the
+// kubeconfig points.
+func TestApplyUnreachableClusterExitsThree(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	content := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://%s\", insecure-skip-tls-verify: true}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: t}\n", addr)
+	if err := os.WriteFile(kubeconfig, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"apply", "uninstall"} {
+		_, _, err := runInstall(t, sub, "--kubeconfig", kubeconfig, "--request-timeout=5s")
+		if code := exitcode.Of(err); code != exitcode.Unreachable {
+			t.Errorf("%s against a closed port: exit %d (%v), want %d", sub, code, err, exitcode.Unreachable)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package installcmd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/install/apply"
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
+)
+
+// leaseNamespace is where the CCM's leader-election Lease lives (the
+// binary's --leader-elect-resource-namespace default).
+const leaseNamespace = "kube-system"
+
+// nodeChecks are the post-install checks --wait polls until they pass.
+var nodeChecks = []string{clusterchecks.IDNodesProviderID, clusterchecks.IDNodesUninitialized}
+
+// waitForCCM waits for the rollout, then for the CCM's Lease renewed after
+// start, then for the Nodes to be initialised, and ends with preflight's
+// post-install report. A failed report is exit code 1.
+func waitForCCM(ctx context.Context, cs kubernetes.Interface, objs []*unstructured.Unstructured, start time.Time, timeout time.Duration, streams Streams) error {
+	fmt.Fprintln(streams.Err, "waiting for the rollout")
+	if err := apply.WaitRollout(ctx, cs, objs, timeout, streams.Err); err != nil {
+		return &exitcode.Error{Code: exitcode.Failed, Err: err}
+	}
+	fmt.Fprintln(streams.Err, "waiting for the CCM to lead")
+	if err := apply.WaitLease(ctx, cs, leaseNamespace, install.LeaseName, start, timeout, streams.Err); err != nil {
+		return &exitcode.Error{Code: exitcode.Failed, Err: err}
+	}
+	fmt.Fprintln(streams.Err, "waiting for every Node to be initialised")
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		rep, err := postInstall(ctx, cs, nodeChecks)
+		if err != nil {
+			return false, err
+		}
+		if msg := failures(rep); msg != last && msg != "" {
+			fmt.Fprintln(streams.Err, msg)
+			last = msg
+		}
+		return rep.Success, nil
+	})
+	if err != nil {
+		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("Nodes not initialised after %s: %s", timeout, last)}
+	}
+	rep, err := postInstall(ctx, cs, nil)
+	if err != nil {
+		return err
+	}
+	if err := preflight.WriteText(streams.Err, rep, false); err != nil {
+		return err
+	}
+	if !rep.Success {
+		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("post-install checks failed: %s", failures(rep))}
+	}
+	return nil
+}
+
+// postInstall runs preflight's cluster checks in post-install mode, only
+// those of ids when given (and what they require).
+func postInstall(ctx context.Context, cs kubernetes.Interface, ids []string) (preflight.Report, error) {
+	checks := clusterchecks.Checks(clusterchecks.Input{Client: cs, Mode: preflight.ModePostInstall})
+	if len(ids) > 0 {
+		checks = slices.DeleteFunc(checks, func(c preflight.Check) bool {
+			return c.ID != clusterchecks.IDClusterReachable && !slices.Contains(ids, c.ID)
+		})
+	}
+	return preflight.Run(ctx, checks, preflight.Options{Mode: preflight.ModePostInstall})
+}
+
+func failures(r preflight.Report) string {
+	msg := ""
+	for _, f := range r.Findings {
+		if f.Status == preflight.StatusFail {
+			if msg != "" {
+				msg += "; "
+			}
+			msg += f.ID + ": " + f.Message
+		}
+	}
+	return msg
+}

@@ -1,0 +1,143 @@
+package rbac
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/awsccmctl/awsccmctl/internal/cli/installcmd"
+	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/pkg/providerid"
+)
+
+// TestInstallWaitUninstall is the round trip: install apply --wait returns
+// only once the CCM rolled out, leads and has initialised every Node; a
+// second apply changes nothing; uninstall removes every object install
+// created. The test bed has no DaemonSet controller and no kubelet, so the
+// test plays both: it starts the CCM binary with the rendered
+// ServiceAccount's token, as the kubelet would run the Pod, and writes the
+// DaemonSet status the controller would then report.
+func TestInstallWaitUninstall(t *testing.T) {
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(env.cp.Config)
+	objs := rendered(t)
+
+	// Nodes waiting for a CCM: --wait must not return before they are
+	// initialised.
+	registerNode(t, cs, "ip-10-0-3-30.ec2.internal", "", true)
+	registerNode(t, cs, running1, "", true)
+
+	var out, progress bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- installcmd.Apply(ctx, env.cp.Config, objs, installcmd.ApplyOptions{Wait: true, Timeout: 90 * time.Second},
+			installcmd.Streams{Out: &out, Err: &progress})
+	}()
+
+	// The DaemonSet controller and the kubelet.
+	ds := ofKind(objs, "DaemonSet")[0]
+	waitFor(t, 30*time.Second, "the DaemonSet", func(ctx context.Context) (bool, error) {
+		_, err := cs.AppsV1().DaemonSets(ds.GetNamespace()).Get(ctx, ds.GetName(), metav1.GetOptions{})
+		return err == nil, nil
+	})
+	startCCM(t, objs, "ccm-roundtrip")
+	live, err := cs.AppsV1().DaemonSets(ds.GetNamespace()).Get(ctx, ds.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Status = appsv1.DaemonSetStatus{ObservedGeneration: live.Generation, DesiredNumberScheduled: 1, CurrentNumberScheduled: 1,
+		UpdatedNumberScheduled: 1, NumberReady: 1, NumberAvailable: 1}
+	if _, err := cs.AppsV1().DaemonSets(ds.GetNamespace()).UpdateStatus(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("install apply --wait: %v\nprogress:\n%s", err, progress.String())
+		}
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("install apply --wait did not return\nprogress:\n%s", progress.String())
+	}
+	t.Logf("install apply --wait:\n%s%s", out.String(), progress.String())
+	for _, want := range []string{
+		"DaemonSet/" + ds.GetNamespace() + "/" + ds.GetName() + " created",
+		"1 of 1 Pods updated, 1 available",
+		"Lease/kube-system/" + install.LeaseName + ": held by ",
+		"[nodes-uninitialized]",
+	} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress lacks %q", want)
+		}
+	}
+	for _, name := range []string{"ip-10-0-3-30.ec2.internal", running1} {
+		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, err := providerid.Parse(n.Spec.ProviderID); err != nil || id.Zone == "" {
+			t.Errorf("Node %s has providerID %q after --wait returned", name, n.Spec.ProviderID)
+		}
+	}
+
+	// Safe to re-run.
+	out.Reset()
+	if err := installcmd.Apply(ctx, env.cp.Config, objs, installcmd.ApplyOptions{}, installcmd.Streams{Out: &out, Err: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(out.String()), fmt.Sprintf("%d unchanged", len(objs)); got != want {
+		t.Errorf("second apply: %q, want %q", got, want)
+	}
+
+	// Uninstall removes exactly what install created.
+	out.Reset()
+	if err := installcmd.Uninstall(ctx, env.cp.Config, objs, "", installcmd.Streams{Out: &out, Err: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range objs {
+		gvr := map[string]func() error{
+			"ServiceAccount": func() error {
+				_, err := cs.CoreV1().ServiceAccounts(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{})
+				return err
+			},
+			"ClusterRole": func() error {
+				_, err := cs.RbacV1().ClusterRoles().Get(ctx, u.GetName(), metav1.GetOptions{})
+				return err
+			},
+			"ClusterRoleBinding": func() error {
+				_, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, u.GetName(), metav1.GetOptions{})
+				return err
+			},
+			"RoleBinding": func() error {
+				_, err := cs.RbacV1().RoleBindings(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{})
+				return err
+			},
+			"ConfigMap": func() error {
+				_, err := cs.CoreV1().ConfigMaps(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{})
+				return err
+			},
+			"DaemonSet": func() error {
+				_, err := cs.AppsV1().DaemonSets(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{})
+				return err
+			},
+		}[u.GetKind()]
+		if gvr == nil {
+			t.Fatalf("no check for %s", u.GetKind())
+		}
+		if err := gvr(); !apierrors.IsNotFound(err) {
+			t.Errorf("%s %s/%s still there after uninstall (%v)", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+	}
+	// The built-in Role the RoleBinding points at is not ours and stays.
+	if _, err := cs.RbacV1().Roles("kube-system").Get(ctx, "extension-apiserver-authentication-reader", metav1.GetOptions{}); err != nil {
+		t.Errorf("uninstall touched the built-in Role: %v", err)
+	}
+}
