@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
@@ -41,37 +43,46 @@ func (o *ClusterOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "", "client: print what would be done without sending anything that writes; server: the API server runs every write (validation, admission) and persists nothing")
 }
 
-// clients renders the objects and builds the clients.
-func (o *ClusterOptions) prepare(cmd *cobra.Command) ([]*unstructured.Unstructured, *rest.Config, error) {
+// prepare reads the values and the kubeconfig.
+func (o *ClusterOptions) prepare(cmd *cobra.Command) (install.Values, *rest.Config, error) {
 	if o.DryRun != apply.DryRunNone && o.DryRun != apply.DryRunClient && o.DryRun != apply.DryRunServer {
-		return nil, nil, exitcode.UsageError(fmt.Errorf("--dry-run %q: want client or server", o.DryRun))
+		return install.Values{}, nil, exitcode.UsageError(fmt.Errorf("--dry-run %q: want client or server", o.DryRun))
 	}
 	v, err := o.Values(cmd.Flags())
 	if err != nil {
-		return nil, nil, err
-	}
-	stream, err := install.Render(v)
-	if err != nil {
-		return nil, nil, exitcode.UsageError(err)
-	}
-	objs, err := apply.Decode(stream)
-	if err != nil {
-		return nil, nil, fmt.Errorf("decode the rendered manifests: %w", err)
+		return v, nil, err
 	}
 	cfg, err := o.Kube.ToRESTConfig()
 	if err != nil {
-		return nil, nil, exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
+		return v, nil, exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
 	}
-	return objs, cfg, nil
+	return v, cfg, nil
+}
+
+// render renders v into objects to apply.
+func render(v install.Values) ([]*unstructured.Unstructured, error) {
+	if err := v.Validate(); err != nil {
+		return nil, exitcode.UsageError(fmt.Errorf("invalid install values:\n%s", describe(err)))
+	}
+	stream, err := install.Render(v)
+	if err != nil {
+		return nil, exitcode.UsageError(err)
+	}
+	objs, err := apply.Decode(stream)
+	if err != nil {
+		return nil, fmt.Errorf("decode the rendered manifests: %w", err)
+	}
+	return objs, nil
 }
 
 // ApplyOptions are the flags of `install apply`.
 type ApplyOptions struct {
 	ClusterOptions
-	Diff    bool
-	Force   bool
-	Wait    bool
-	Timeout time.Duration
+	Diff     bool
+	Force    bool
+	Wait     bool
+	Timeout  time.Duration
+	NoDetect bool
 }
 
 func newApplyCommand(streams Streams) *cobra.Command {
@@ -95,7 +106,16 @@ uninitialized taint), and ends with the post-install checks of preflight.`,
   awsccmctl install apply --config install.yaml --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objs, cfg, err := o.prepare(cmd)
+			v, cfg, err := o.prepare(cmd)
+			if err != nil {
+				return err
+			}
+			if !o.NoDetect {
+				if err := newDetector(cfg, v, streams.Err).Detect(cmd.Context(), &v); err != nil {
+					return clusterError(err)
+				}
+			}
+			objs, err := render(v)
 			if err != nil {
 				return err
 			}
@@ -108,7 +128,24 @@ uninitialized taint), and ends with the post-install checks of preflight.`,
 	f.BoolVar(&o.Force, "force-conflicts", false, "take over fields another field manager owns")
 	f.BoolVar(&o.Wait, "wait", false, "wait for the rollout, the CCM's Lease and initialised Nodes, then run the post-install checks")
 	f.DurationVar(&o.Timeout, "timeout", DefaultWaitTimeout, "how long --wait waits for each step")
+	f.BoolVar(&o.NoDetect, "no-detect", false, "do not fill the region and cluster ID from the Nodes and their instances' tags")
 	return cmd
+}
+
+// newDetector builds the autodetection with the real clients: EC2 through
+// the same client factory as the CCM (credentials chain, endpoint
+// overrides of the cloud config).
+func newDetector(cfg *rest.Config, v install.Values, log io.Writer) Detector {
+	d := Detector{Log: log}
+	d.Kube, _ = kubernetes.NewForConfig(cfg)
+	d.EC2 = func(ctx context.Context, region string) (EC2Describer, error) {
+		c, err := awsapi.NewClients(ctx, awsapi.Options{Region: region, CloudConfig: v.CloudConfig})
+		if err != nil {
+			return nil, err
+		}
+		return c.EC2, nil
+	}
+	return d
 }
 
 // ApplyReport is the -o json result of apply and uninstall.

@@ -25,7 +25,11 @@ alone; one already gone is reported and skipped. --dry-run=server asks the
 API server to run each deletion without doing it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objs, cfg, err := o.prepare(cmd)
+			v, cfg, err := o.prepare(cmd)
+			if err != nil {
+				return err
+			}
+			objs, err := render(v)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,182 @@
+package installcmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+	"github.com/awsccmctl/awsccmctl/pkg/providerid"
+)
+
+// libraryMinor is the Kubernetes minor of the client libraries the CCM is
+// built with (k8s.io/* v0.37): the version skew policy for controller
+// managers wants the API server at that minor or one newer.
+const libraryMinor = 37
+
+// detectSample bounds the Nodes whose instances are looked up for the
+// cluster tag: one DescribeInstances call.
+const detectSample = 20
+
+// EC2Describer is the EC2 call detection makes.
+type EC2Describer interface {
+	DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+}
+
+// Detector fills what the user left unset from the cluster and AWS, one
+// log line per value, never overriding a value that was given.
+type Detector struct {
+	Kube kubernetes.Interface
+	// EC2 builds the EC2 client for a region; nil skips the cluster-ID
+	// lookup (the CCM then reads its own instance's tags).
+	EC2 func(ctx context.Context, region string) (EC2Describer, error)
+	Log io.Writer
+}
+
+// Detect checks the API server's version against the CCM's and fills
+// v.CloudConfig's Region (from the Nodes' region label) and
+// KubernetesClusterID (from the cluster tag of the Nodes' instances) when
+// they are empty.
+func (d Detector) Detect(ctx context.Context, v *install.Values) error {
+	sv, err := d.Kube.Discovery().ServerVersion()
+	if err != nil {
+		return fmt.Errorf("read the API server's version: %w", err)
+	}
+	d.logVersion(sv.GitVersion, v.Image)
+	if v.CloudConfig == nil {
+		v.CloudConfig = &cloudconfig.Config{}
+	}
+	g := &v.CloudConfig.Global
+	needRegion, needID := g.Region == "", v.CloudConfig.ClusterID() == ""
+	if !needRegion && !needID {
+		fmt.Fprintf(d.Log, "region %s, cluster ID %s: from the cloud config\n", g.Region, v.CloudConfig.ClusterID())
+		return nil
+	}
+	nodes, err := d.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 500})
+	if err != nil {
+		return fmt.Errorf("list Nodes: %w", err)
+	}
+	if needRegion {
+		d.detectRegion(nodes.Items, g)
+	} else {
+		fmt.Fprintf(d.Log, "region %s: from the cloud config\n", g.Region)
+	}
+	if needID {
+		d.detectClusterID(ctx, nodes.Items, g)
+	} else {
+		fmt.Fprintf(d.Log, "cluster ID %s: from the cloud config\n", v.CloudConfig.ClusterID())
+	}
+	return nil
+}
+
+func (d Detector) logVersion(gitVersion, image string) {
+	sv, err := version.ParseGeneric(gitVersion)
+	switch {
+	case err != nil:
+		fmt.Fprintf(d.Log, "Kubernetes %s (API server): not a version awsccmctl can compare\n", gitVersion)
+	case int(sv.Minor()) < libraryMinor:
+		fmt.Fprintf(d.Log, "Kubernetes %s (API server): WARNING: this CCM is built for Kubernetes 1.%d; the version skew policy wants the API server at 1.%d or 1.%d — upgrade the control plane first, or pick an older image with --image\n",
+			gitVersion, libraryMinor, libraryMinor, libraryMinor+1)
+	case int(sv.Minor()) > libraryMinor+1:
+		fmt.Fprintf(d.Log, "Kubernetes %s (API server): WARNING: this CCM is built for Kubernetes 1.%d, more than one minor older than the API server; use a newer awsccmctl and image\n", gitVersion, libraryMinor)
+	default:
+		fmt.Fprintf(d.Log, "Kubernetes %s (API server): the CCM is built for it (Kubernetes 1.%d libraries); image %s\n", gitVersion, libraryMinor, image)
+	}
+}
+
+// detectRegion takes the region all Nodes agree on.
+func (d Detector) detectRegion(nodes []corev1.Node, g *cloudconfig.Global) {
+	regions := map[string]int{}
+	for _, n := range nodes {
+		if r := n.Labels[corev1.LabelTopologyRegion]; r != "" {
+			regions[r]++
+		}
+	}
+	switch len(regions) {
+	case 0:
+		fmt.Fprintf(d.Log, "region: unknown (no Node has %s); the CCM reads it from IMDS — pass --region to set it\n", corev1.LabelTopologyRegion)
+	case 1:
+		for r, n := range regions {
+			g.Region = r
+			fmt.Fprintf(d.Log, "region %s: from the %s label of %d Nodes (--region overrides)\n", r, corev1.LabelTopologyRegion, n)
+		}
+	default:
+		fmt.Fprintf(d.Log, "region: the Nodes name several (%s); not set, pass --region\n", strings.Join(sortedKeys(regions), ", "))
+	}
+}
+
+// detectClusterID reads the cluster tag of a sample of the Nodes'
+// instances: one DescribeInstances by instance-id filter.
+func (d Detector) detectClusterID(ctx context.Context, nodes []corev1.Node, g *cloudconfig.Global) {
+	unknown := func(why string) {
+		fmt.Fprintf(d.Log, "cluster ID: %s; the CCM reads it from its own instance's tags — set KubernetesClusterID in the cloud config to make it explicit\n", why)
+	}
+	if d.EC2 == nil || g.Region == "" {
+		unknown("not looked up (no AWS region)")
+		return
+	}
+	var ids []string
+	for _, n := range nodes {
+		if id, err := providerid.Parse(n.Spec.ProviderID); err == nil && len(ids) < detectSample && !slices.Contains(ids, id.InstanceID) {
+			ids = append(ids, id.InstanceID)
+		}
+	}
+	if len(ids) == 0 {
+		unknown("no Node has an AWS providerID to look up")
+		return
+	}
+	client, err := d.EC2(ctx, g.Region)
+	if err != nil {
+		unknown(fmt.Sprintf("no AWS client (%v)", err))
+		return
+	}
+	out, err := client.DescribeInstances(ctx, &ec2.DescribeInstancesInput{
+		Filters: []types.Filter{{Name: aws.String("instance-id"), Values: ids}}})
+	if err != nil {
+		unknown(fmt.Sprintf("DescribeInstances failed (%v)", err))
+		return
+	}
+	found := map[string]int{}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			for _, t := range in.Tags {
+				k, v := aws.ToString(t.Key), aws.ToString(t.Value)
+				if id, ok := strings.CutPrefix(k, "kubernetes.io/cluster/"); ok && (v == "owned" || v == "shared") {
+					found[id]++
+				}
+			}
+		}
+	}
+	switch len(found) {
+	case 0:
+		unknown(fmt.Sprintf("none of %d instances carries a kubernetes.io/cluster/<id> tag", len(ids)))
+	case 1:
+		for id, n := range found {
+			g.KubernetesClusterID = id
+			fmt.Fprintf(d.Log, "cluster ID %s: from the kubernetes.io/cluster/%s tag of %d of %d Nodes' instances (KubernetesClusterID in the cloud config overrides)\n", id, id, n, len(ids))
+		}
+	default:
+		unknown(fmt.Sprintf("the instances carry several cluster tags (%s)", strings.Join(sortedKeys(found), ", ")))
+	}
+}
+
+func sortedKeys(m map[string]int) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
