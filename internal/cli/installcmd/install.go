@@ -37,6 +37,9 @@ InstallConfiguration file (--config), then the defaults.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newManifestsCommand(streams))
+	cmd.AddCommand(newKubeadmCommand(streams))
+	cmd.AddCommand(newKopsCommand(streams))
+	cmd.AddCommand(newIAMCommand(streams))
 	cmd.AddCommand(newApplyCommand(streams), newUninstallCommand(streams))
 	return cmd
 }

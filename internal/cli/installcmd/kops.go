@@ -1,0 +1,128 @@
+package installcmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/install/kopsconfig"
+)
+
+// flagName is the kops cluster name of `install kops`.
+const flagName = "name"
+
+// KopsCommandsMarker is the line of `install kops` output that separates
+// the cluster-spec snippet (above) from the kops commands (below, one shell
+// command per line). It is a contract with scripts that split the output.
+const KopsCommandsMarker = "# --- commands ---"
+
+// KopsOptions are the flags of `install kops`.
+type KopsOptions struct {
+	Name, Image, ClusterCIDR                string
+	ConfigureCloudRoutes, AllocateNodeCIDRs bool
+}
+
+func newKopsCommand(streams Streams) *cobra.Command {
+	o := &KopsOptions{}
+	cmd := &cobra.Command{
+		Use:   "kops",
+		Short: "Print the kops cluster-spec snippet and commands that run this CCM",
+		Long: `kops prints how to make a kops cluster run this cloud controller manager. kops
+runs the CCM itself, as its aws-cloud-controller addon configured by
+spec.cloudControllerManager of the Cluster; never apply install manifests to a
+kops cluster, or two CCMs fight over the Nodes.
+
+Output, all on stdout: the spec.cloudControllerManager snippet (YAML, to merge
+with kops edit cluster), then the line "` + KopsCommandsMarker + `", then the kops
+commands that make the same change, one shell command per line. To keep one part:
+
+  awsccmctl install kops --name c.example.com | sed '/^` + KopsCommandsMarker + `$/,$d'   # snippet
+  awsccmctl install kops --name c.example.com | sed '1,/^` + KopsCommandsMarker + `$/d'   # commands
+
+--configure-cloud-routes and --allocate-node-cidrs are written only when given,
+so kops keeps choosing them (from the networking) otherwise. It does not contact
+the cluster or the kops state store.`,
+		Example: `  awsccmctl install kops --name prod.k8s.example.com
+  awsccmctl install kops --name prod.k8s.example.com --configure-cloud-routes --cluster-cidr 100.96.0.0/11`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := o.Complete(cmd.Flags().Changed)
+			if err != nil {
+				return err
+			}
+			return WriteKops(opts, streams)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.Name, flagName, "", "the kops cluster name, as kops get clusters lists it (required)")
+	fs.StringVar(&o.Image, flagImage, install.DefaultImage(), "CCM image, with a tag or digest")
+	fs.BoolVar(&o.ConfigureCloudRoutes, flagConfigureCloudRoutes, false, "set spec.cloudControllerManager.configureCloudRoutes (needs --cluster-cidr when true)")
+	fs.BoolVar(&o.AllocateNodeCIDRs, flagAllocateNodeCIDRs, false, "set spec.cloudControllerManager.allocateNodeCIDRs")
+	fs.StringVar(&o.ClusterCIDR, flagClusterCIDR, "", "set spec.cloudControllerManager.clusterCIDR, the pod CIDR")
+	return cmd
+}
+
+// kopsFields maps the prefixes of kopsconfig's validation errors to flags.
+var kopsFields = []struct{ prefix, flag string }{
+	{"cluster name", flagName},
+	{"image", flagImage},
+	{"cluster CIDR", flagClusterCIDR},
+	{"configure cloud routes", flagConfigureCloudRoutes},
+}
+
+// Complete turns the flags into kopsconfig.Options (the booleans only when
+// set) and validates them; every problem is a usage error naming its flag.
+func (o *KopsOptions) Complete(changed func(string) bool) (kopsconfig.Options, error) {
+	opts := kopsconfig.Options{ClusterName: o.Name, Image: o.Image, ClusterCIDR: o.ClusterCIDR}
+	if changed(flagConfigureCloudRoutes) {
+		v := o.ConfigureCloudRoutes
+		opts.ConfigureCloudRoutes = &v
+	}
+	if changed(flagAllocateNodeCIDRs) {
+		v := o.AllocateNodeCIDRs
+		opts.AllocateNodeCIDRs = &v
+	}
+	err := opts.Validate()
+	if err == nil {
+		return opts, nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	lines := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msg := e.Error()
+		for _, f := range kopsFields {
+			if strings.HasPrefix(msg, f.prefix) {
+				msg = "--" + f.flag + ": " + msg
+				break
+			}
+		}
+		lines = append(lines, "  - "+msg)
+	}
+	return opts, exitcode.UsageError(fmt.Errorf("invalid kops options:\n%s", strings.Join(lines, "\n")))
+}
+
+// WriteKops renders the snippet and commands to streams.Out: the snippet,
+// KopsCommandsMarker, then one command per line.
+func WriteKops(opts kopsconfig.Options, streams Streams) error {
+	out, err := kopsconfig.Render(opts)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.Write(out.Snippet)
+	if len(out.Snippet) > 0 && out.Snippet[len(out.Snippet)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	b.WriteString(KopsCommandsMarker + "\n")
+	for _, c := range out.Commands {
+		b.WriteString(c + "\n")
+	}
+	_, err = fmt.Fprint(streams.Out, b.String())
+	return err
+}
