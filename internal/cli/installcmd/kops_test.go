@@ -23,6 +23,7 @@ func splitKops(t *testing.T, out string) (snippet string, commands []string) {
 }
 
 func TestKopsOutput(t *testing.T) {
+	const external = " --set spec.kubelet.cloudProvider=external --set spec.kubeControllerManager.cloudProvider=external"
 	for _, tc := range []struct {
 		name         string
 		args         []string
@@ -31,11 +32,11 @@ func TestKopsOutput(t *testing.T) {
 	}{
 		{"valid-defaults", nil,
 			kopsconfig.CloudControllerManager{Image: install.DefaultImage()},
-			[]string{"kops edit cluster --name prod.k8s.example.com --set spec.cloudControllerManager.image=" + install.DefaultImage(),
+			[]string{"kops edit cluster --name prod.k8s.example.com --set spec.cloudControllerManager.image=" + install.DefaultImage() + external,
 				"kops update cluster --name prod.k8s.example.com --yes"}},
 		{"valid-cloud-routes", []string{"--image", "registry.example.com/ccm:v1", "--configure-cloud-routes", "--allocate-node-cidrs=false", "--cluster-cidr", "100.96.0.0/11"},
 			kopsconfig.CloudControllerManager{Image: "registry.example.com/ccm:v1", ConfigureCloudRoutes: ptr(true), AllocateNodeCIDRs: ptr(false), ClusterCIDR: "100.96.0.0/11"},
-			[]string{"kops edit cluster --name prod.k8s.example.com --set spec.cloudControllerManager.image=registry.example.com/ccm:v1" +
+			[]string{"kops edit cluster --name prod.k8s.example.com --set spec.cloudControllerManager.image=registry.example.com/ccm:v1" + external +
 				" --set spec.cloudControllerManager.allocateNodeCIDRs=false --set spec.cloudControllerManager.configureCloudRoutes=true" +
 				" --set spec.cloudControllerManager.clusterCIDR=100.96.0.0/11",
 				"kops update cluster --name prod.k8s.example.com --yes"}},

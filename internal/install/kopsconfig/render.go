@@ -59,10 +59,23 @@ type CloudControllerManager struct {
 	ClusterCIDR          string `json:"clusterCIDR,omitempty"`
 }
 
-// Snippet is the fragment of the kops Cluster to merge.
+// cloudProviderSetting is the cloudProvider field kops has on the kubelet
+// and kube-controller-manager specs.
+type cloudProviderSetting struct {
+	CloudProvider string `json:"cloudProvider"`
+}
+
+// Snippet is the fragment of the kops Cluster (kops.k8s.io/v1alpha2) to
+// merge: AWS as the cloud, the CCM, and the kubelet and
+// kube-controller-manager handing the cloud loops to it. kops sets the last
+// two itself on current versions; writing them keeps the intent explicit
+// and survives a kops default changing.
 type Snippet struct {
 	Spec struct {
+		CloudProvider          string                 `json:"cloudProvider"`
 		CloudControllerManager CloudControllerManager `json:"cloudControllerManager"`
+		Kubelet                cloudProviderSetting   `json:"kubelet"`
+		KubeControllerManager  cloudProviderSetting   `json:"kubeControllerManager"`
 	} `json:"spec"`
 }
 
@@ -80,6 +93,9 @@ func Render(o Options) (Output, error) {
 		return Output{}, err
 	}
 	var s Snippet
+	s.Spec.CloudProvider = "aws"
+	s.Spec.Kubelet.CloudProvider = "external"
+	s.Spec.KubeControllerManager.CloudProvider = "external"
 	s.Spec.CloudControllerManager = CloudControllerManager{Image: o.Image, AllocateNodeCIDRs: o.AllocateNodeCIDRs,
 		ConfigureCloudRoutes: o.ConfigureCloudRoutes, ClusterCIDR: o.ClusterCIDR}
 	body, err := yaml.Marshal(s)
@@ -87,7 +103,8 @@ func Render(o Options) (Output, error) {
 		return Output{}, err
 	}
 	header := fmt.Sprintf("# Merge into the kops Cluster %s (kops edit cluster --name %s), then run kops update cluster.\n", o.ClusterName, o.ClusterName)
-	sets := []string{"spec.cloudControllerManager.image=" + o.Image}
+	sets := []string{"spec.cloudControllerManager.image=" + o.Image,
+		"spec.kubelet.cloudProvider=external", "spec.kubeControllerManager.cloudProvider=external"}
 	if o.AllocateNodeCIDRs != nil {
 		sets = append(sets, "spec.cloudControllerManager.allocateNodeCIDRs="+strconv.FormatBool(*o.AllocateNodeCIDRs))
 	}
