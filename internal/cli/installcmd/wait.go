@@ -21,8 +21,10 @@ import (
 // binary's --leader-elect-resource-namespace default).
 const leaseNamespace = "kube-system"
 
-// nodeChecks are the post-install checks --wait polls until they pass.
-var nodeChecks = []string{clusterchecks.IDNodesProviderID, clusterchecks.IDNodesUninitialized}
+// nodeChecks are the post-install checks --wait polls until they pass:
+// every Node has a providerID, no uninitialized taint, and the labels and
+// addresses the CCM sets.
+var nodeChecks = []string{clusterchecks.IDNodesProviderID, clusterchecks.IDNodesUninitialized, clusterchecks.IDNodesCloudMetadata}
 
 // waitForCCM waits for the rollout, then for the CCM's Lease renewed after
 // start, then for the Nodes to be initialised, and ends with preflight's

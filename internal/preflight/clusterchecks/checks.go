@@ -41,6 +41,7 @@ const (
 	IDNodesUninitialized     = "nodes-uninitialized"
 	IDNodesHostnameLabel     = "nodes-hostname-label"
 	IDNodesKubeletConfig     = "nodes-kubelet-config"
+	IDNodesCloudMetadata     = "nodes-cloud-metadata"
 	IDConflictsCCMLease      = "conflicts-ccm-lease"
 	IDConflictsMigration     = "conflicts-migration-lease"
 	IDConflictsOtherCCMPods  = "conflicts-other-ccm-pods"
@@ -94,6 +95,7 @@ func Checks(in Input) []preflight.Check {
 		c(IDNodesKubeletSkew, CategoryNodes, "Kubelet versions within the skew policy", warnSev, r.kubeletSkew),
 		c(IDNodesProviderID, CategoryNodes, "Nodes carry an AWS providerID", errorIn(preflight.ModePostInstall), r.providerID),
 		c(IDNodesUninitialized, CategoryNodes, "No Node waits for the cloud-controller-manager", errorIn(preflight.ModePostInstall), r.uninitialized),
+		c(IDNodesCloudMetadata, CategoryNodes, "Initialised Nodes carry the CCM's labels and addresses", errorIn(preflight.ModePostInstall), r.cloudMetadata),
 		c(IDNodesHostnameLabel, CategoryNodes, "Node names survive the switch to an external kubelet", warnSev, r.hostnameLabel),
 		c(IDNodesKubeletConfig, CategoryNodes, "Kubelets' live providerID agrees with their Nodes", warnSev, r.kubeletConfig),
 		c(IDConflictsCCMLease, CategoryConflicts, "cloud-controller-manager Lease holder", errorIn(preflight.ModePreInstall), r.ccmLease),

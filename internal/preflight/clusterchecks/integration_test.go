@@ -132,19 +132,20 @@ func TestScenarios(t *testing.T) {
 				added := time.Now().Add(-42 * time.Minute)
 				s.node(nodeSpec{name: "ip-10-0-1-20.ec2.internal", kubelet: v137, hostname: "ip-10-0-1-20.ec2.internal", providerID: "aws:///us-east-1a/i-0a1b2c3d4e5f60020"})
 				s.node(nodeSpec{name: "ip-10-0-1-21.ec2.internal", kubelet: v137, hostname: "ip-10-0-1-21.ec2.internal", uninitialized: &added})
-				s.node(nodeSpec{name: "ip-10-0-1-22.ec2.internal", kubelet: "v1.33.9", hostname: "ip-10-0-1-22.ec2.internal", providerID: "aws:////i-0a1b2c3d4e5f60022"})
+				s.node(nodeSpec{name: "ip-10-0-1-22.ec2.internal", kubelet: "v1.33.9", hostname: "ip-10-0-1-22.ec2.internal", providerID: "aws:////i-0a1b2c3d4e5f60022", noCloudLabels: true})
 				s.node(nodeSpec{name: "i-0a1b2c3d4e5f60023", kubelet: "v1.38.0", hostname: "ip-10-0-1-23", providerID: "aws:///us-east-1b/i-0a1b2c3d4e5f60023", uninitialized: &time.Time{}})
 				s.lease(ccmLease, "ccm-1_77aa", time.Second, 15)
 				s.lease(migrationLease, "ip-10-0-0-10.ec2.internal_kcm", 10*time.Minute, 15)
 				s.pod(workload(corev1.NamespaceDefault, "openstack-cloud-controller-manager-q8d", "ip-10-0-1-20.ec2.internal", "registry.k8s.io/provider-os/openstack-cloud-controller-manager:v1.31.0"))
 			},
-			want: merged(cpSkipped, map[string]preflight.Status{IDNodesKubeletSkew: warn, IDNodesProviderID: fail, IDNodesUninitialized: fail,
+			want: merged(cpSkipped, map[string]preflight.Status{IDNodesKubeletSkew: warn, IDNodesProviderID: fail, IDNodesUninitialized: fail, IDNodesCloudMetadata: fail,
 				IDNodesHostnameLabel: warn, IDConflictsMigration: warn, IDConflictsOtherCCMPods: warn}),
 			text: map[string]string{
 				IDNodesKubeletSkew:       "kubelet outside the version skew policy against kube-apiserver v1.37.1 (none newer, at most 3 minors older) on 2 of 4 Nodes: i-0a1b2c3d4e5f60023 (kubelet v1.38.0), ip-10-0-1-22.ec2.internal (kubelet v1.33.9)",
 				IDNodesProviderID:        "no AWS providerID the CCM can use on 2 of 4 Nodes: ip-10-0-1-21.ec2.internal (no providerID), ip-10-0-1-22.ec2.internal (aws:////i-0a1b2c3d4e5f60022 is not aws:///<zone>/<instance-id>)",
 				IDNodesUninitialized:     "still on 1 of 4 Nodes, oldest first: ip-10-0-1-21.ec2.internal (for 42m); 1 Node joined in the last 2m and is being initialised",
 				IDNodesHostnameLabel:     "i-0a1b2c3d4e5f60023 (hostname ip-10-0-1-23)",
+				IDNodesCloudMetadata:     "1 of 2 initialised Nodes lack what the CCM sets: ip-10-0-1-22.ec2.internal (no topology.kubernetes.io/zone, topology.kubernetes.io/region, node.kubernetes.io/instance-type)",
 				IDConflictsMigration:     "kubectl -n kube-system delete lease cloud-provider-extraction-migration",
 				IDConflictsOtherCCMPods:  "default/openstack-cloud-controller-manager-q8d",
 				IDAPIServerCloudProvider: "managed (EKS)",

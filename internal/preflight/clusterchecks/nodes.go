@@ -224,3 +224,48 @@ func (r *runner) hostnameLabel(ctx context.Context) preflight.Result {
 		"%s label differs from the Node name on %d of %s: %s; an external kubelet without --hostname-override names itself after its hostname, so it would register a new Node that its client certificate (CN system:node:<name>) does not allow and the CCM cannot match",
 		labelHostname, len(offenders), plural(len(nodes), "Node"), listNames(offenders))
 }
+
+// cloudLabels are the labels the CCM sets on every Node it initialises.
+var cloudLabels = []string{corev1.LabelTopologyZone, corev1.LabelTopologyRegion, corev1.LabelInstanceTypeStable}
+
+// cloudMetadata checks what the CCM writes when it initialises a Node: the
+// zone, region and instance-type labels and an InternalIP address. Nodes
+// still waiting for the CCM are nodes-uninitialized's finding.
+func (r *runner) cloudMetadata(ctx context.Context) preflight.Result {
+	nodes, res := r.nodesOrSkip(ctx)
+	if res != nil {
+		return *res
+	}
+	var offenders []string
+	checked := 0
+	for i := range nodes {
+		n := &nodes[i]
+		if n.Spec.ProviderID == "" || slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Key == cloudproviderapi.TaintExternalCloudProvider
+		}) {
+			continue
+		}
+		checked++
+		var missing []string
+		for _, l := range cloudLabels {
+			if n.Labels[l] == "" {
+				missing = append(missing, l)
+			}
+		}
+		if !slices.ContainsFunc(n.Status.Addresses, func(a corev1.NodeAddress) bool { return a.Type == corev1.NodeInternalIP }) {
+			missing = append(missing, "an InternalIP address")
+		}
+		if len(missing) > 0 {
+			offenders = append(offenders, fmt.Sprintf("%s (no %s)", n.Name, strings.Join(missing, ", ")))
+		}
+	}
+	if checked == 0 {
+		return preflight.Skip("no initialised Node (with a providerID and without the uninitialized taint) to look at")
+	}
+	if len(offenders) == 0 {
+		return preflight.Pass("every initialised Node has its zone, region and instance-type labels and an InternalIP (%s)", plural(checked, "Node"))
+	}
+	sort.Strings(offenders)
+	return preflight.Fail("the CCM sets these when it initialises a Node and refreshes addresses every --node-status-update-frequency; read its log for these Nodes (it must find their instances with ec2:DescribeInstances), and check that no other controller removes the labels",
+		"%d of %d initialised Nodes lack what the CCM sets: %s", len(offenders), checked, listNames(offenders))
+}

@@ -44,6 +44,7 @@ func TestThousandNodes(t *testing.T) {
 					Spec:   corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///us-east-1%c/i-%017x", 'a'+rune(i%3), i+1)},
 					Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{KubeletVersion: v137}}}
 				node.Labels[corev1.LabelHostname] = name
+				addCloudLabels(node)
 				sharedKubelets().attach(t, node, kubeletSpec{providerID: node.Spec.ProviderID})
 				created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 				if err != nil {

@@ -77,6 +77,22 @@ type nodeSpec struct {
 	// kubelet says how the Node's kubelet answers /configz; nil: with the
 	// Node's own providerID.
 	kubeletAnswer *kubeletSpec
+	// noCloudLabels leaves out the labels a CCM sets on a Node with a
+	// providerID (zone, region, instance type).
+	noCloudLabels bool
+}
+
+// addCloudLabels labels node as the CCM does when it initialises it.
+func addCloudLabels(node *corev1.Node) {
+	zone := "us-east-1a"
+	if i := strings.LastIndex(node.Spec.ProviderID, "/"); i > 0 {
+		if z := node.Spec.ProviderID[strings.LastIndex(node.Spec.ProviderID[:i], "/")+1 : i]; z != "" {
+			zone = z
+		}
+	}
+	node.Labels[corev1.LabelTopologyZone] = zone
+	node.Labels[corev1.LabelTopologyRegion] = "us-east-1"
+	node.Labels[corev1.LabelInstanceTypeStable] = "m6i.large"
 }
 
 func (s *seed) node(n nodeSpec) {
@@ -92,6 +108,9 @@ func (s *seed) node(n nodeSpec) {
 			taint.TimeAdded = ptr.To(metav1.NewTime(*n.uninitialized))
 		}
 		node.Spec.Taints = append(node.Spec.Taints, taint)
+	}
+	if n.providerID != "" && !n.noCloudLabels {
+		addCloudLabels(node)
 	}
 	answer := kubeletSpec{providerID: n.providerID}
 	if n.kubeletAnswer != nil {

@@ -33,9 +33,11 @@ func TestReadsEachKindOnceWithPagination(t *testing.T) {
 		nodes[i] = corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", i/250, i%250),
 				Labels: map[string]string{corev1.LabelHostname: fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", i/250, i%250)}},
-			Spec:   corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///us-east-1a/i-%017x", i+1)},
-			Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.1"}},
+			Spec: corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///us-east-1a/i-%017x", i+1)},
+			Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.1"},
+				Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.0.%d.%d", i/250, i%250)}}},
 		}
+		addCloudLabels(&nodes[i])
 	}
 	cp := nodes[0].Name
 	objs := []runtime.Object{
