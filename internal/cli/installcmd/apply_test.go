@@ -1,7 +1,6 @@
-package installcmd
+package installcmd_test
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -12,24 +11,12 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 )
 
-// run executes `install <args>` and returns stdout, stderr and the error.
-func runInstall(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd := NewCommand(Streams{Out: &out, Err: &errOut})
-	cmd.SetArgs(args)
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	err := cmd.Execute()
-	return out.String(), errOut.String(), err
-}
-
 func TestApplyUsageErrors(t *testing.T) {
-	_, _, err := runInstall(t, "apply", "--dry-run=maybe", "--kubeconfig", os.DevNull)
+	_, _, err := run(t, "install", "apply", "--dry-run=maybe", "--kubeconfig", os.DevNull)
 	if code := exitcode.Of(err); code != exitcode.Usage || !strings.Contains(err.Error(), `--dry-run "maybe": want client or server`) {
 		t.Errorf("bad --dry-run: exit %d, %v", code, err)
 	}
-	_, _, err = runInstall(t, "uninstall", "--workload=statefulset", "--kubeconfig", os.DevNull)
+	_, _, err = run(t, "install", "uninstall", "--workload=statefulset", "--kubeconfig", os.DevNull)
 	if code := exitcode.Of(err); code != exitcode.Usage || !strings.Contains(err.Error(), "--workload") {
 		t.Errorf("bad --workload: exit %d, %v", code, err)
 	}
@@ -50,7 +37,7 @@ func TestApplyUnreachableClusterExitsThree(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sub := range []string{"apply", "uninstall"} {
-		_, _, err := runInstall(t, sub, "--kubeconfig", kubeconfig, "--request-timeout=5s")
+		_, _, err := run(t, "install", sub, "--kubeconfig", kubeconfig, "--request-timeout=5s")
 		if code := exitcode.Of(err); code != exitcode.Unreachable {
 			t.Errorf("%s against a closed port: exit %d (%v), want %d", sub, code, err, exitcode.Unreachable)
 		}

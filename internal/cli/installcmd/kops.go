@@ -66,7 +66,7 @@ the cluster or the kops state store.`,
 }
 
 // kopsFields maps the prefixes of kopsconfig's validation errors to flags.
-var kopsFields = []struct{ prefix, flag string }{
+var kopsFields = []flagPrefix{
 	{"cluster name", flagName},
 	{"image", flagImage},
 	{"cluster CIDR", flagClusterCIDR},
@@ -89,22 +89,7 @@ func (o *KopsOptions) Complete(changed func(string) bool) (kopsconfig.Options, e
 	if err == nil {
 		return opts, nil
 	}
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	lines := make([]string, 0, len(errs))
-	for _, e := range errs {
-		msg := e.Error()
-		for _, f := range kopsFields {
-			if strings.HasPrefix(msg, f.prefix) {
-				msg = "--" + f.flag + ": " + msg
-				break
-			}
-		}
-		lines = append(lines, "  - "+msg)
-	}
-	return opts, exitcode.UsageError(fmt.Errorf("invalid kops options:\n%s", strings.Join(lines, "\n")))
+	return opts, exitcode.UsageError(fmt.Errorf("invalid kops options:\n%s", listProblems(err, kopsFields)))
 }
 
 // WriteKops renders the snippet and commands to streams.Out: the snippet,

@@ -219,31 +219,14 @@ func (o *KubeadmOptions) Complete(ctx context.Context, changed func(string) bool
 
 // kubeadmFields maps the prefixes of kubeadmconfig's validation errors to
 // the flags that set them.
-var kubeadmFields = []struct{ prefix, flag string }{
+var kubeadmFields = []flagPrefix{
 	{"provider ID", flagProviderID},
 	{"kubeadm API version", flagAPIVersion},
 	{"kubernetes version", flagKubernetesVersion},
 }
 
 // describeKubeadm lists the problems one per line, each naming its flag.
-func describeKubeadm(err error) string {
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	lines := make([]string, 0, len(errs))
-	for _, e := range errs {
-		msg := e.Error()
-		for _, f := range kubeadmFields {
-			if strings.HasPrefix(msg, f.prefix) {
-				msg = "--" + f.flag + ": " + msg
-				break
-			}
-		}
-		lines = append(lines, "  - "+msg)
-	}
-	return strings.Join(lines, "\n")
-}
+func describeKubeadm(err error) string { return listProblems(err, kubeadmFields) }
 
 // WriteKubeadm renders the kubeadm fragments to streams.Out.
 func WriteKubeadm(opts kubeadmconfig.Options, streams Streams) error {
