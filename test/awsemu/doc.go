@@ -7,7 +7,12 @@
 //
 //   - EC2 (ec2query, Version 2016-11-15): DescribeInstances,
 //     DescribeAvailabilityZones, DescribeSubnets, DescribeSecurityGroups,
-//     DescribeRouteTables, DescribeVpcs, CreateTags, DeleteTags.
+//     DescribeRouteTables, DescribeVpcs, CreateTags, DeleteTags, and the
+//     security group calls of the load-balancer code (ec2_sg.go):
+//     CreateSecurityGroup, DeleteSecurityGroup (DependencyViolation while a
+//     rule of another group, an instance or a load balancer uses the
+//     group), AuthorizeSecurityGroupIngress and RevokeSecurityGroupIngress
+//     (per-group quota of ingress rules, Fixture.SecurityGroupRuleLimit).
 //   - STS (awsQuery, Version 2011-06-15): GetCallerIdentity, AssumeRole.
 //   - IAM (awsQuery, Version 2010-05-08): GetInstanceProfile, GetRole,
 //     ListAttachedRolePolicies, ListRolePolicies, GetRolePolicy, GetPolicy,
@@ -15,9 +20,29 @@
 //     the seeded policies (Allow/Deny, wildcards, tag conditions). Clients
 //     find it through AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_IAM.
 //   - Classic ELB (awsQuery, Version 2012-06-01): DescribeLoadBalancers,
-//     DescribeTags.
+//     DescribeTags, and (elb_mutate.go) CreateLoadBalancer,
+//     DeleteLoadBalancer, AddTags, RemoveTags, CreateLoadBalancerListeners,
+//     DeleteLoadBalancerListeners, ConfigureHealthCheck,
+//     RegisterInstancesWithLoadBalancer,
+//     DeregisterInstancesFromLoadBalancer, DescribeInstanceHealth,
+//     DescribeLoadBalancerAttributes, ModifyLoadBalancerAttributes,
+//     ApplySecurityGroupsToLoadBalancer, AttachLoadBalancerToSubnets,
+//     DetachLoadBalancerFromSubnets, CreateLoadBalancerPolicy,
+//     DeleteLoadBalancerPolicy, DescribeLoadBalancerPolicies,
+//     SetLoadBalancerPoliciesOfListener and
+//     SetLoadBalancerPoliciesForBackendServer. VPC load balancers only
+//     (Subnets, not AvailabilityZones).
 //   - ELBv2 (awsQuery, Version 2015-12-01): DescribeLoadBalancers,
-//     DescribeTags, DescribeTargetGroups, DescribeListeners.
+//     DescribeTags, DescribeTargetGroups, DescribeListeners, and for
+//     Network load balancers with instance targets (elbv2_mutate.go)
+//     CreateLoadBalancer, DeleteLoadBalancer,
+//     DescribeLoadBalancerAttributes, ModifyLoadBalancerAttributes,
+//     CreateTargetGroup, DeleteTargetGroup, ModifyTargetGroup,
+//     DescribeTargetGroupAttributes, ModifyTargetGroupAttributes,
+//     RegisterTargets, DeregisterTargets, DescribeTargetHealth,
+//     CreateListener, DeleteListener, ModifyListener, AddTags and
+//     RemoveTags. Targets are healthy while their instance runs; health
+//     checks are not simulated.
 //   - IMDSv2 under /latest/: token flow and the metadata paths the CCM and
 //     the SDK read (instance-id, placement, local-ipv4, macs, the instance
 //     identity document, ...).
@@ -34,7 +59,10 @@
 //
 // State is an in-memory model seeded from a Fixture (Go literal or YAML file
 // via LoadFixture) and changed through the Go API (AddInstance,
-// SetInstanceState, ...) or through mutating API calls (CreateTags, ...).
+// SetInstanceState, ...) or through mutating API calls (CreateTags,
+// CreateSecurityGroup, CreateLoadBalancer, ...). Load balancer DNS names and
+// ARNs use the aws-cn partition (amazonaws.com.cn, arn:aws-cn:) in cn-
+// regions.
 // Faults (throttling, 5xx, latency) are injected with InjectFault, EC2
 // eventual consistency is modelled with SetVisibilityDelay, and every
 // request is counted (Calls, CallCounts).

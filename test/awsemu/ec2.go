@@ -39,6 +39,9 @@ func (e *ec2Service) handle(_ context.Context, action string, form url.Values) (
 	case "DeleteTags":
 		return s.deleteTags(form)
 	}
+	if h, ok := ec2SGActions[action]; ok {
+		return h(s, form)
+	}
 	return nil, errInvalidAction(action, "ec2")
 }
 

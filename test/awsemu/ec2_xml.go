@@ -261,16 +261,19 @@ type xmlSubnet struct {
 }
 
 type xmlIPRange struct {
-	CIDR string `xml:"cidrIp"`
+	CIDR        string `xml:"cidrIp"`
+	Description string `xml:"description,omitempty"`
 }
 
 type xmlIPv6Range struct {
-	CIDR string `xml:"cidrIpv6"`
+	CIDR        string `xml:"cidrIpv6"`
+	Description string `xml:"description,omitempty"`
 }
 
 type xmlUserIDGroupPair struct {
-	GroupID string `xml:"groupId"`
-	UserID  string `xml:"userId"`
+	GroupID     string `xml:"groupId"`
+	UserID      string `xml:"userId"`
+	Description string `xml:"description,omitempty"`
 }
 
 type xmlIPPermission struct {
@@ -287,13 +290,13 @@ func (s *Server) xmlPermissions(ps []Permission) []xmlIPPermission {
 	for _, p := range ps {
 		x := xmlIPPermission{IPProtocol: p.Protocol, FromPort: p.FromPort, ToPort: p.ToPort}
 		for _, g := range p.GroupIDs {
-			x.Groups = append(x.Groups, xmlUserIDGroupPair{GroupID: g, UserID: s.account})
+			x.Groups = append(x.Groups, xmlUserIDGroupPair{GroupID: g, UserID: s.account, Description: p.Descriptions[g]})
 		}
 		for _, c := range p.CIDRs {
-			x.IPRanges = append(x.IPRanges, xmlIPRange{CIDR: c})
+			x.IPRanges = append(x.IPRanges, xmlIPRange{CIDR: c, Description: p.Descriptions[c]})
 		}
 		for _, c := range p.IPv6CIDRs {
-			x.IPv6Ranges = append(x.IPv6Ranges, xmlIPv6Range{CIDR: c})
+			x.IPv6Ranges = append(x.IPv6Ranges, xmlIPv6Range{CIDR: c, Description: p.Descriptions[c]})
 		}
 		out = append(out, x)
 	}

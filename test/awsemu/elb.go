@@ -118,6 +118,9 @@ func (e *elbService) handle(_ context.Context, action string, form url.Values) (
 	case "DescribeTags":
 		return e.s.describeClassicTags(form)
 	}
+	if h, ok := elbMutateActions[action]; ok {
+		return h(e.s, form)
+	}
 	return nil, errInvalidAction(action, "elasticloadbalancing")
 }
 
@@ -167,6 +170,7 @@ type xmlELBDescription struct {
 	VPCID                     string                      `xml:"VPCId,omitempty"`
 	Instances                 []xmlELBInstance            `xml:"Instances>member"`
 	HealthCheck               xmlELBHealthCheck           `xml:"HealthCheck"`
+	BackendServerDescriptions []xmlELBBackend             `xml:"BackendServerDescriptions>member"`
 	SourceSecurityGroup       *xmlELBSourceSG             `xml:"SourceSecurityGroup,omitempty"`
 	SecurityGroups            []string                    `xml:"SecurityGroups>member"`
 	CreatedTime               string                      `xml:"CreatedTime"`
@@ -242,6 +246,7 @@ func (s *Server) xmlClassic(lb *lbRec) xmlELBDescription {
 	if lb.sourceSG != "" {
 		d.SourceSecurityGroup = &xmlELBSourceSG{OwnerAlias: s.account, GroupName: lb.sourceSG}
 	}
+	lb.ext.render(&d)
 	return d
 }
 

@@ -107,10 +107,13 @@ type elbState struct {
 // TargetGroups are nil: they live in their own tables.
 type lbRec struct {
 	LoadBalancer
-	zones      []string // the zone of each subnet
-	zoneID     string   // canonical hosted zone ID
-	sourceSG   string   // Classic: name of the first security group
-	healthPort int32    // Classic: the default health check's port
+	zones      []string             // the zone of each subnet
+	zoneID     string               // canonical hosted zone ID
+	sourceSG   string               // Classic: name of the first security group
+	healthPort int32                // Classic: the default health check's port
+	ext        *classicExt          // Classic: state set by mutating calls (elb_policies.go)
+	attrs      map[string]string    // ELBv2: attributes changed from their defaults
+	mappings   map[string]v2Mapping // ELBv2: SubnetMappings addresses by subnet
 }
 
 type listenerRec struct {
@@ -120,8 +123,12 @@ type listenerRec struct {
 
 type targetGroupRec struct {
 	TargetGroup
-	vpcID  string
-	lbArns []string
+	vpcID   string
+	lbArns  []string
+	timeout int32             // HealthCheckTimeoutSeconds set by Create/ModifyTargetGroup
+	matcher string            // Matcher.HttpCode set by Create/ModifyTargetGroup
+	attrs   map[string]string // attributes changed from their defaults
+	targets []v2Target        // registered targets
 }
 
 // v2ByName finds an ELBv2 load balancer by name.
@@ -153,14 +160,18 @@ func lbHash(parts ...string) uint64 {
 // lbDNSName derives the DNS name AWS would assign.
 func lbDNSName(account, region string, lb *LoadBalancer) string {
 	h := lbHash(account, region, lb.Type, lb.Name)
+	suffix := "amazonaws.com"
+	if awsPartition(region) == "aws-cn" {
+		suffix = "amazonaws.com.cn"
+	}
 	if lb.Type == LBTypeNetwork {
-		return fmt.Sprintf("%s-%016x.elb.%s.amazonaws.com", lb.Name, h, region)
+		return fmt.Sprintf("%s-%016x.elb.%s.%s", lb.Name, h, region, suffix)
 	}
 	prefix := ""
 	if lb.Scheme == LBSchemeInternal {
 		prefix = "internal-"
 	}
-	return fmt.Sprintf("%s%s-%d.%s.elb.amazonaws.com", prefix, lb.Name, 1000000000+h%9000000000, region)
+	return fmt.Sprintf("%s%s-%d.%s.elb.%s", prefix, lb.Name, 1000000000+h%9000000000, region, suffix)
 }
 
 // lbZoneID is the canonical hosted zone ID of load balancers in a region
@@ -176,7 +187,7 @@ func lbZoneID(region, typ string) string {
 }
 
 func elbArn(region, account, resource string) string {
-	return "arn:aws:elasticloadbalancing:" + region + ":" + account + ":" + resource
+	return "arn:" + awsPartition(region) + ":elasticloadbalancing:" + region + ":" + account + ":" + resource
 }
 
 // buildELB validates the load balancers of a defaulted fixture, without

@@ -34,6 +34,9 @@ func (e *elbv2Service) handle(_ context.Context, action string, form url.Values)
 	case "DescribeListeners":
 		return s.describeListeners(form)
 	}
+	if h, ok := elbv2MutateActions[action]; ok {
+		return h(s, form)
+	}
 	return nil, errInvalidAction(action, "elasticloadbalancingv2")
 }
 
@@ -75,8 +78,9 @@ type xmlV2State struct {
 }
 
 type xmlV2AZ struct {
-	ZoneName string `xml:"ZoneName"`
-	SubnetID string `xml:"SubnetId"`
+	ZoneName  string           `xml:"ZoneName"`
+	SubnetID  string           `xml:"SubnetId"`
+	Addresses []xmlV2LBAddress `xml:"LoadBalancerAddresses>member"`
 }
 
 type xmlV2LoadBalancer struct {
@@ -106,7 +110,7 @@ func xmlV2LB(lb *lbRec) xmlV2LoadBalancer {
 		SecurityGroups: lb.SecurityGroups, IPAddressType: "ipv4",
 	}
 	for i, id := range lb.Subnets {
-		x.AvailabilityZones = append(x.AvailabilityZones, xmlV2AZ{ZoneName: lb.zones[i], SubnetID: id})
+		x.AvailabilityZones = append(x.AvailabilityZones, xmlV2AZ{ZoneName: lb.zones[i], SubnetID: id, Addresses: lb.mappings[id].xml()})
 	}
 	return x
 }
@@ -245,6 +249,12 @@ func xmlTargetGroup(tg *targetGroupRec) xmlV2TargetGroup {
 	}
 	if strings.HasPrefix(tg.HealthCheckProtocol, "HTTP") {
 		x.HealthCheckTimeoutSeconds, x.Matcher = 6, &xmlV2Matcher{HTTPCode: "200-399"}
+		if tg.matcher != "" {
+			x.Matcher.HTTPCode = tg.matcher
+		}
+	}
+	if tg.timeout > 0 {
+		x.HealthCheckTimeoutSeconds = tg.timeout
 	}
 	return x
 }

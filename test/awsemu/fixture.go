@@ -44,6 +44,12 @@ type Fixture struct {
 	// LoadBalancers are Classic, Network and Application load balancers
 	// with their listeners and target groups (see elb_state.go).
 	LoadBalancers []LoadBalancer `json:"loadBalancers,omitempty"`
+	// SecurityGroupRuleLimit is the number of ingress rules (one per
+	// source CIDR or group; IPv4 and IPv6 rules are counted separately, a
+	// group reference counts for both) a security group may hold before
+	// AuthorizeSecurityGroupIngress fails with
+	// RulesPerSecurityGroupLimitExceeded (0 = the AWS default of 60).
+	SecurityGroupRuleLimit int `json:"securityGroupRuleLimit,omitempty"`
 }
 
 // Zone is an availability zone.
@@ -90,6 +96,8 @@ type Permission struct {
 	CIDRs     []string `json:"cidrs,omitempty"`
 	IPv6CIDRs []string `json:"ipv6Cidrs,omitempty"`
 	GroupIDs  []string `json:"groupIds,omitempty"`
+	// Descriptions holds rule descriptions by source (a CIDR or group ID).
+	Descriptions map[string]string `json:"descriptions,omitempty"`
 }
 
 // RouteTable is a VPC route table; SubnetIDs are its explicit associations.

@@ -182,6 +182,7 @@ func clonePermissions(ps []Permission) []Permission {
 		ps[i].CIDRs = slices.Clone(ps[i].CIDRs)
 		ps[i].IPv6CIDRs = slices.Clone(ps[i].IPv6CIDRs)
 		ps[i].GroupIDs = slices.Clone(ps[i].GroupIDs)
+		ps[i].Descriptions = maps.Clone(ps[i].Descriptions)
 	}
 	return ps
 }

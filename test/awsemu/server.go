@@ -112,6 +112,7 @@ type Server struct {
 	responseDelay   time.Duration
 	iam             *iamState
 	elb             *elbState
+	sgRuleLimit     int // ingress rules per security group
 
 	ctl         sync.Mutex // guards accounting, faults and the logger
 	calls       map[string]int
@@ -143,6 +144,7 @@ func New(f *Fixture) *Server {
 		responseDelay: DefaultResponseDelay,
 		imdsTokens:    map[string]time.Time{},
 		calls:         map[string]int{},
+		sgRuleLimit:   f.SecurityGroupRuleLimit,
 	}
 	for i := range f.VPCs {
 		s.vpcs.put(f.VPCs[i].ID, &f.VPCs[i])
