@@ -1,5 +1,6 @@
 // Command gen-docs writes the generated reference pages under
-// docs/reference/ from the code: the CCM's AWS flags and the IAM actions.
+// docs/reference/ from the code: the CCM's AWS flags, the IAM actions, the
+// preflight checks and the load-balancer annotations.
 // `make verify` fails when they are stale.
 package main
 
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
@@ -29,9 +31,10 @@ func main() {
 		dir = os.Args[1]
 	}
 	pages := map[string][]byte{
-		"ccm-aws-flags.md":    flagsPage(),
-		"iam-actions.md":      iamPage(),
-		"preflight-checks.md": checksPage(),
+		"ccm-aws-flags.md":             flagsPage(),
+		"iam-actions.md":               iamPage(),
+		"load-balancer-annotations.md": annotationsPage(),
+		"preflight-checks.md":          checksPage(),
 	}
 	for name, body := range pages {
 		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
@@ -98,6 +101,23 @@ func iamPage() []byte {
 			mut = "yes"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", a.IAMAction(), mut, strings.Join(a.Components, ", "), a.Why)
+	}
+	return b.Bytes()
+}
+
+func annotationsPage() []byte {
+	var b bytes.Buffer
+	b.WriteString(header)
+	b.WriteString("# Load-balancer annotations\n\n")
+	b.WriteString("Every annotation the CCM reads from a Service of type LoadBalancer, from the registry in\n")
+	b.WriteString("`internal/lbconfig/annotations.go`. The keys are those of the in-tree provider and\n")
+	b.WriteString("kubernetes/cloud-provider-aws. \"applies to\" is the load-balancer type the annotation is read\n")
+	b.WriteString("for; set on the other type it is reported in a Warning event and ignored. A value that does\n")
+	b.WriteString("not parse is reported in a Warning event too, and what it governs is left as it is in AWS.\n\n")
+	b.WriteString("| annotation | applies to | value | default | meaning |\n|---|---|---|---|---|\n")
+	for _, a := range lbconfig.Annotations() {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", a.Key, a.Applies,
+			strings.ReplaceAll(a.Syntax, "|", "\\|"), strings.ReplaceAll(a.Default, "|", "\\|"), strings.ReplaceAll(a.Meaning, "|", "\\|"))
 	}
 	return b.Bytes()
 }
