@@ -160,6 +160,12 @@ func TestRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Cluster-scoped objects outlive the test: remove them, so a rerun in
+	// the same control plane (-count) starts from a fresh ServiceAccount.
+	t.Cleanup(func() {
+		_ = admin.RbacV1().ClusterRoles().Delete(context.Background(), "testbed-list-nodes", metav1.DeleteOptions{})
+		_ = admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), "testbed-list-nodes", metav1.DeleteOptions{})
+	})
 	_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "testbed-list-nodes"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "testbed-list-nodes"},
