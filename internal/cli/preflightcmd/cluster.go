@@ -20,10 +20,28 @@ import (
 // controlPlaneLabel marks control-plane Nodes (kubeadm and kops).
 const controlPlaneLabel = "node-role.kubernetes.io/control-plane"
 
+// listNodes lists every Node, 500 a page, once for the cluster checks and
+// the AWS input. The result is never nil, so the checks know it was listed.
+func listNodes(ctx context.Context, client kubernetes.Interface) ([]v1.Node, error) {
+	nodes := []v1.Node{}
+	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		return client.CoreV1().Nodes().List(ctx, opts)
+	})
+	p.PageSize = 500
+	err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+		nodes = append(nodes, *obj.(*v1.Node))
+		return nil
+	})
+	if err != nil {
+		return nil, &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf("list Nodes: %w", err)}
+	}
+	return nodes, nil
+}
+
 // awsClusterInput builds the AWS checks' input for cluster mode: instance
 // IDs from the Nodes' providerIDs, the region from --region, the cloud
 // config, or the Nodes' topology.kubernetes.io/region label.
-func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface, mode preflight.Mode) (awschecks.Input, error) {
+func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface, nodes []v1.Node, mode preflight.Mode) (awschecks.Input, error) {
 	cc, err := cloudconfig.Load(o.CloudConfig)
 	if err != nil {
 		return awschecks.Input{}, exitcode.UsageError(err)
@@ -33,12 +51,8 @@ func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface
 	if region == "" {
 		region, _ = cc.RegionFromConfig()
 	}
-	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-		return client.CoreV1().Nodes().List(ctx, opts)
-	})
-	p.PageSize = 500
-	err = p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
-		n := obj.(*v1.Node)
+	for i := range nodes {
+		n := &nodes[i]
 		if n.Spec.ProviderID == "" {
 			unnamed = append(unnamed, n.Name)
 		}
@@ -51,10 +65,6 @@ func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface
 		if region == "" {
 			region = n.Labels[v1.LabelTopologyRegion]
 		}
-		return nil
-	})
-	if err != nil {
-		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf("list Nodes: %w", err)}
 	}
 	if region == "" {
 		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf(

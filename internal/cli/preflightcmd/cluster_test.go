@@ -26,7 +26,11 @@ func TestClusterInputLoadBalancerServices(t *testing.T) {
 		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: v1.NodeSpec{ProviderID: "aws:///us-east-1a/i-0a1b2c3d4e5f60001"}},
 		svc("default", "web", v1.ServiceTypeLoadBalancer), svc("default", "kubernetes", v1.ServiceTypeClusterIP),
 		svc("shop", "api", v1.ServiceTypeLoadBalancer), svc("shop", "np", v1.ServiceTypeNodePort))
-	in, err := awsClusterInput(t.Context(), Options{Region: "us-east-1"}, client, preflight.ModePreInstall)
+	nodes, err := listNodes(t.Context(), client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := awsClusterInput(t.Context(), Options{Region: "us-east-1"}, client, nodes, preflight.ModePreInstall)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,16 +167,21 @@ func (o Options) checks(ctx context.Context, mode preflight.Mode) ([]preflight.C
 	if err != nil {
 		return nil, exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
 	}
-	checks := clusterchecks.Checks(clusterchecks.Input{Client: client, Mode: mode})
-	if o.AWS {
-		in, err := awsClusterInput(ctx, o, client, mode)
-		if err != nil {
-			return nil, err
-		}
-		in.CloudRoutes = o.cloudRoutes(nil)
-		checks = append(checks, awschecks.Checks(in)...)
+	if !o.AWS {
+		return clusterchecks.Checks(clusterchecks.Input{Client: client, Mode: mode}), nil
 	}
-	return checks, nil
+	// The AWS input needs the Nodes now; the cluster checks reuse the list.
+	nodes, err := listNodes(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	in, err := awsClusterInput(ctx, o, client, nodes, mode)
+	if err != nil {
+		return nil, err
+	}
+	in.CloudRoutes = o.cloudRoutes(nil)
+	checks := clusterchecks.Checks(clusterchecks.Input{Client: client, Mode: mode, Nodes: nodes})
+	return append(checks, awschecks.Checks(in)...), nil
 }
 
 // cloudRoutes resolves --cloud-routes; auto reads node's

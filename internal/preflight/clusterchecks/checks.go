@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
@@ -58,6 +59,10 @@ type Input struct {
 	Mode preflight.Mode
 	// Now is the clock for ages (taints, Leases); nil uses time.Now.
 	Now func() time.Time
+	// Nodes, when not nil, are the cluster's Nodes already listed by the
+	// caller (the CLI lists them once for these checks and the AWS ones);
+	// nil: the checks list them.
+	Nodes []corev1.Node
 }
 
 // Checks returns the cluster checks, in report order. Every check requires
@@ -68,6 +73,9 @@ func Checks(in Input) []preflight.Check {
 		in.Now = time.Now
 	}
 	r := &runner{in: in, snap: &snapshot{client: in.Client}}
+	if in.Nodes != nil {
+		r.snap.nodes.once.Do(func() { r.snap.nodes.val = in.Nodes })
+	}
 	const errSev, warnSev = preflight.SeverityError, preflight.SeverityWarning
 	c := func(id, category, title string, sev preflight.Severity, run func(context.Context) preflight.Result) preflight.Check {
 		var req []string

@@ -177,3 +177,23 @@ func mirrorPod(name, node, key, comp, image string, command []string) *corev1.Po
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: comp, Image: image, Command: command}}},
 	}
 }
+
+// TestGivenNodesAreNotListedAgain: the CLI lists the Nodes once for the AWS
+// input and hands them over; the checks must use them, not list again.
+func TestGivenNodesAreNotListedAgain(t *testing.T) {
+	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-1.ec2.internal"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-00000000000000001"}}
+	cs := fake.NewClientset()
+	cs.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v1.37.1"}
+	rep, err := preflight.Run(context.Background(), Checks(Input{Client: cs, Mode: preflight.ModePreInstall, Nodes: []corev1.Node{n}}), preflight.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "list" && a.GetResource().Resource == "nodes" {
+			t.Fatal("the checks listed Nodes although they were given")
+		}
+	}
+	if f := finding(rep, IDNodesProviderID); f.Message != "an aws:///<zone>/<instance-id> providerID on every Node (1 Node)" {
+		t.Errorf("the given Node was not used: %s", f.Message)
+	}
+}
