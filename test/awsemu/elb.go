@@ -267,3 +267,9 @@ func (s *Server) describeClassicTags(form url.Values) (any, *apiError) {
 	}
 	return res, nil
 }
+
+// errInvalidConfiguration is the error both load-balancing APIs return for a
+// request that contradicts the resource's configuration.
+func errInvalidConfiguration(format string, args ...any) *apiError {
+	return newAPIError(http.StatusBadRequest, "InvalidConfigurationRequest", format, args...)
+}

@@ -43,10 +43,6 @@ var elbMutateActions = map[string]func(*Server, url.Values) (any, *apiError){
 	"SetLoadBalancerPoliciesForBackendServer": (*Server).setBackendPolicies,
 }
 
-func errELBConfig(format string, args ...any) *apiError {
-	return newAPIError(http.StatusBadRequest, "InvalidConfigurationRequest", format, args...)
-}
-
 // classicByName finds one Classic load balancer. Callers hold s.mu.
 func (s *Server) classicByName(form url.Values) (*lbRec, *apiError) {
 	name := form.Get("LoadBalancerName")
@@ -141,10 +137,10 @@ func (s *Server) classicSubnets(ids []string, vpc string, taken []string) (zones
 		if vpcOut == "" {
 			vpcOut = sn.VPCID
 		} else if sn.VPCID != vpcOut {
-			return nil, "", errELBConfig("Subnet %s is in VPC %s, not %s", id, sn.VPCID, vpcOut)
+			return nil, "", errInvalidConfiguration("Subnet %s is in VPC %s, not %s", id, sn.VPCID, vpcOut)
 		}
 		if slices.Contains(taken, sn.AvailabilityZone) || slices.Contains(zones, sn.AvailabilityZone) {
-			return nil, "", errELBConfig("LoadBalancer attached to multiple subnets in AZ %s", sn.AvailabilityZone)
+			return nil, "", errInvalidConfiguration("LoadBalancer attached to multiple subnets in AZ %s", sn.AvailabilityZone)
 		}
 		zones = append(zones, sn.AvailabilityZone)
 	}
@@ -531,7 +527,7 @@ func (s *Server) detachClassicSubnets(form url.Values) (any, *apiError) {
 		}
 	}
 	if len(subnets) == 0 {
-		return nil, errELBConfig("A load balancer must be attached to at least one subnet")
+		return nil, errInvalidConfiguration("A load balancer must be attached to at least one subnet")
 	}
 	lb.Subnets, lb.zones = subnets, zones
 	return elbSubnetsResult{Subnets: lb.Subnets}, nil

@@ -216,7 +216,7 @@ func (s *Server) modifyClassicAttributes(form url.Values) (any, *apiError) {
 		a.AccessLog.EmitInterval = n
 	}
 	if a.AccessLog.Enabled && a.AccessLog.S3BucketName == "" {
-		return nil, errELBConfig("The S3 bucket name is required when access logs are enabled")
+		return nil, errInvalidConfiguration("The S3 bucket name is required when access logs are enabled")
 	}
 	lb.ext.attrs = a
 	return elbAttributesResult{LoadBalancerName: lb.Name, LoadBalancerAttributes: a}, nil
@@ -236,7 +236,7 @@ func (s *Server) createClassicPolicy(form url.Values) (any, *apiError) {
 			xmlELBPolicyAttribute{AttributeName: form.Get(q + "AttributeName"), AttributeValue: form.Get(q + "AttributeValue")})
 	}
 	if p.PolicyTypeName == "ProxyProtocolPolicyType" && !slices.Contains(p.PolicyAttributeDescriptions, xmlELBPolicyAttribute{"ProxyProtocol", "true"}) {
-		return nil, errELBConfig("ProxyProtocolPolicyType requires the attribute ProxyProtocol=true")
+		return nil, errInvalidConfiguration("ProxyProtocolPolicyType requires the attribute ProxyProtocol=true")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -264,7 +264,7 @@ func (s *Server) deleteClassicPolicy(form url.Values) (any, *apiError) {
 	for _, names := range [](map[int32][]string){ext.listenerPolicies, ext.backendPolicies} {
 		for _, ps := range names {
 			if slices.Contains(ps, name) {
-				return nil, errELBConfig("Policy %s is in use and cannot be deleted", name)
+				return nil, errInvalidConfiguration("Policy %s is in use and cannot be deleted", name)
 			}
 		}
 	}
@@ -338,7 +338,7 @@ func (s *Server) setListenerPolicies(form url.Values) (any, *apiError) {
 	}
 	for _, n := range names {
 		if p, _ := lb.ext.policies.get(n); p.PolicyTypeName == "ProxyProtocolPolicyType" {
-			return nil, errELBConfig("ProxyProtocolPolicyType policies apply to backend servers, not listeners")
+			return nil, errInvalidConfiguration("ProxyProtocolPolicyType policies apply to backend servers, not listeners")
 		}
 	}
 	setPolicies(lb.ext.listenerPolicies, int32(port), names)

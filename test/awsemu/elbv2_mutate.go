@@ -83,10 +83,6 @@ var (
 	}
 )
 
-func errV2Config(format string, args ...any) *apiError {
-	return newAPIError(http.StatusBadRequest, "InvalidConfigurationRequest", format, args...)
-}
-
 // v2LB finds the load balancer named by LoadBalancerArn. Callers hold s.mu.
 func (s *Server) v2LB(form url.Values) (*lbRec, *apiError) {
 	arn := form.Get("LoadBalancerArn")
@@ -129,11 +125,11 @@ func (s *Server) createV2LoadBalancer(form url.Values) (any, *apiError) {
 		m := v2Mapping{allocationID: form.Get(p + "AllocationId"), privateIP: form.Get(p + "PrivateIPv4Address")}
 		switch {
 		case m.allocationID != "" && scheme == LBSchemeInternal:
-			return nil, errV2Config("Elastic IP addresses cannot be assigned to an internal load balancer")
+			return nil, errInvalidConfiguration("Elastic IP addresses cannot be assigned to an internal load balancer")
 		case m.allocationID != "" && !strings.HasPrefix(m.allocationID, "eipalloc-"):
 			return nil, newAPIError(http.StatusBadRequest, "AllocationIdNotFound", "The allocation ID '%s' was not found", m.allocationID)
 		case m.privateIP != "" && scheme != LBSchemeInternal:
-			return nil, errV2Config("Private IPv4 addresses can be assigned to internal load balancers only")
+			return nil, errInvalidConfiguration("Private IPv4 addresses can be assigned to internal load balancers only")
 		}
 		subnets = append(subnets, id)
 		mappings[id] = m
@@ -159,7 +155,7 @@ func (s *Server) createV2LoadBalancer(form url.Values) (any, *apiError) {
 		ip, err1 := netip.ParseAddr(m.privateIP)
 		pfx, err2 := netip.ParsePrefix(sn.CIDR)
 		if err1 != nil || (err2 == nil && !pfx.Contains(ip)) {
-			return nil, errV2Config("Private IPv4 address '%s' is not in the CIDR of subnet '%s'", m.privateIP, id)
+			return nil, errInvalidConfiguration("Private IPv4 address '%s' is not in the CIDR of subnet '%s'", m.privateIP, id)
 		}
 	}
 	if _, apiErr := s.checkSecurityGroups(sgs, vpc); apiErr != nil {
@@ -260,10 +256,10 @@ func parseAttributes(form url.Values, known map[string]string, what string) (map
 		p := "Attributes.member." + strconv.Itoa(n) + "."
 		k, v := form.Get(p+"Key"), form.Get(p+"Value")
 		if _, ok := known[k]; !ok {
-			return nil, errV2Config("%s attribute key '%s' is not recognized", what, k)
+			return nil, errInvalidConfiguration("%s attribute key '%s' is not recognized", what, k)
 		}
 		if d := known[k]; (d == "true" || d == "false") && v != "true" && v != "false" {
-			return nil, errV2Config("%s attribute '%s' value '%s' must be 'true' or 'false'", what, k, v)
+			return nil, errInvalidConfiguration("%s attribute '%s' value '%s' must be 'true' or 'false'", what, k, v)
 		}
 		out[k] = v
 	}
@@ -300,7 +296,7 @@ func (s *Server) modifyV2LBAttributes(form url.Values) (any, *apiError) {
 	}
 	maps.Copy(merged, attrs)
 	if merged["access_logs.s3.enabled"] == "true" && merged["access_logs.s3.bucket"] == "" {
-		return nil, errV2Config("The value of 'access_logs.s3.bucket' cannot be empty when access logs are enabled")
+		return nil, errInvalidConfiguration("The value of 'access_logs.s3.bucket' cannot be empty when access logs are enabled")
 	}
 	lb.attrs = merged
 	return attributesResult(nlbAttributeDefaults, lb.attrs), nil

@@ -186,7 +186,7 @@ func (s *Server) modifyTGAttributes(form url.Values) (any, *apiError) {
 	}
 	if v, ok := attrs["deregistration_delay.timeout_seconds"]; ok {
 		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 3600 {
-			return nil, errV2Config("deregistration_delay.timeout_seconds '%s' must be between 0 and 3600", v)
+			return nil, errInvalidConfiguration("deregistration_delay.timeout_seconds '%s' must be between 0 and 3600", v)
 		}
 	}
 	s.mu.Lock()
@@ -196,7 +196,7 @@ func (s *Server) modifyTGAttributes(form url.Values) (any, *apiError) {
 		return nil, apiErr
 	}
 	if attrs["preserve_client_ip.enabled"] == "false" && (tg.Protocol == "UDP" || tg.Protocol == "TCP_UDP") {
-		return nil, errV2Config("Client IP preservation cannot be disabled for UDP and TCP_UDP target groups")
+		return nil, errInvalidConfiguration("Client IP preservation cannot be disabled for UDP and TCP_UDP target groups")
 	}
 	if tg.attrs == nil {
 		tg.attrs = map[string]string{}
