@@ -12,7 +12,9 @@
 //     CreateSecurityGroup, DeleteSecurityGroup (DependencyViolation while a
 //     rule of another group, an instance or a load balancer uses the
 //     group), AuthorizeSecurityGroupIngress and RevokeSecurityGroupIngress
-//     (per-group quota of ingress rules, Fixture.SecurityGroupRuleLimit).
+//     (per-group quota of ingress rules, Fixture.SecurityGroupRuleLimit;
+//     revoking a missing rule fails with InvalidPermission.NotFound except
+//     in the default VPC, where it succeeds with UnknownIpPermissions).
 //   - STS (awsQuery, Version 2011-06-15): GetCallerIdentity, AssumeRole.
 //   - IAM (awsQuery, Version 2010-05-08): GetInstanceProfile, GetRole,
 //     ListAttachedRolePolicies, ListRolePolicies, GetRolePolicy, GetPolicy,
@@ -63,6 +65,9 @@
 // CreateSecurityGroup, CreateLoadBalancer, ...). Load balancer DNS names and
 // ARNs use the aws-cn partition (amazonaws.com.cn, arn:aws-cn:) in cn-
 // regions.
+// Tests inspect the load-balancing model directly (inventory.go):
+// ClassicLoadBalancers, NetworkLoadBalancers, TargetGroups, SecurityGroups,
+// SecurityGroupsNamed and Inventory return deep copies.
 // Faults (throttling, 5xx, latency) are injected with InjectFault, EC2
 // eventual consistency is modelled with SetVisibilityDelay, and every
 // request is counted (Calls, CallCounts).

@@ -3,6 +3,7 @@ package awsemu
 import (
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // Describe calls for VPC networking resources.
@@ -80,8 +81,9 @@ func (s *Server) describeSecurityGroups(form url.Values) (any, *apiError) {
 	l := lister[SecurityGroup]{
 		idParam: "GroupId", prefix: "sg-", noun: "security group",
 		notFound: "InvalidGroup.NotFound", malformed: "InvalidGroupId.Malformed",
-		filters: append([]string{"vpc-id", "group-id", "group-name", "description", "owner-id"}, tagFilters...),
-		min:     5, max: 1000, noIDsPage: true,
+		filters: append([]string{"vpc-id", "group-id", "group-name", "description", "owner-id",
+			"ip-permission.group-id", "ip-permission.cidr", "egress.ip-permission.group-id", "egress.ip-permission.cidr"}, tagFilters...),
+		min: 5, max: 1000, noIDsPage: true,
 		all: s.securityGroups.list, get: s.securityGroups.get,
 		values: func(x *SecurityGroup, name string) []string {
 			switch name {
@@ -95,6 +97,10 @@ func (s *Server) describeSecurityGroups(form url.Values) (any, *apiError) {
 				return []string{x.Description}
 			case "owner-id":
 				return []string{s.account}
+			case "ip-permission.group-id", "ip-permission.cidr":
+				return ruleSources(x.Ingress, name)
+			case "egress.ip-permission.group-id", "egress.ip-permission.cidr":
+				return ruleSources(x.Egress, name)
 			}
 			return tagValues(x.Tags, name)
 		},
@@ -111,13 +117,27 @@ func (s *Server) describeSecurityGroups(form url.Values) (any, *apiError) {
 			GroupName:        x.Name,
 			GroupDescription: x.Description,
 			VPCID:            x.VPCID,
-			SecurityGroupArn: "arn:aws:ec2:" + s.region + ":" + s.account + ":security-group/" + x.ID,
+			SecurityGroupArn: "arn:" + awsPartition(s.region) + ":ec2:" + s.region + ":" + s.account + ":security-group/" + x.ID,
 			Ingress:          s.xmlPermissions(x.Ingress),
 			Egress:           s.xmlPermissions(x.Egress),
 			Tags:             xmlTags(x.Tags),
 		})
 	}
 	return res, nil
+}
+
+// ruleSources answers the ip-permission.group-id and ip-permission.cidr
+// filters (and their egress. forms) from a group's rules.
+func ruleSources(ps []Permission, filter string) []string {
+	var out []string
+	for _, p := range ps {
+		if strings.HasSuffix(filter, ".group-id") {
+			out = append(out, p.GroupIDs...)
+		} else {
+			out = append(out, p.CIDRs...)
+		}
+	}
+	return out
 }
 
 type describeRouteTablesResult struct {

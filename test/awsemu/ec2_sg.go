@@ -496,14 +496,26 @@ func (s *Server) revokeSecurityGroupIngress(form url.Values) (any, *apiError) {
 		return nil, apiErr
 	}
 	existing := flattenRules(sg.Ingress)
+	var unknown []sgRule
 	for _, r := range rules {
 		i := slices.IndexFunc(existing, func(e sgRule) bool { return e.key() == r.key() })
-		if i < 0 {
+		switch {
+		case i < 0 && sg.VPCID != "" && sg.VPCID == s.defaultVPC():
+			// In a default VPC AWS revokes what matches and lists the
+			// rest as unknown; in other VPCs nothing is revoked.
+			unknown = append(unknown, r)
+		case i < 0:
 			return nil, newAPIError(http.StatusBadRequest, "InvalidPermission.NotFound",
 				"The specified rule does not exist in this security group.")
+		default:
+			existing = slices.Delete(existing, i, i+1)
 		}
-		existing = slices.Delete(existing, i, i+1)
 	}
 	sg.Ingress = groupRules(existing)
-	return returnResult{Return: true}, nil
+	return revokeIngressResult{Return: true, Unknown: s.xmlPermissions(groupRules(unknown))}, nil
+}
+
+type revokeIngressResult struct {
+	Return  bool              `xml:"return"`
+	Unknown []xmlIPPermission `xml:"unknownIpPermissionSet>item"`
 }

@@ -53,7 +53,8 @@ type LoadBalancer struct {
 	Listeners []LBListener `json:"listeners,omitempty"`
 	// Instances registered with a Classic load balancer.
 	Instances []string `json:"instances,omitempty"`
-	// TargetGroups of an ELBv2 load balancer.
+	// TargetGroups of an ELBv2 load balancer. As in AWS, a group is
+	// attached (LoadBalancerArns) only while a listener forwards to it.
 	TargetGroups []TargetGroup `json:"targetGroups,omitempty"`
 	CreatedTime  time.Time     `json:"createdTime,omitzero"`
 }
@@ -309,7 +310,9 @@ func (f *Fixture) buildELB() (*elbState, []error) {
 				bad("%s: port %d is not between 1 and 65535", twhere, tg.Port)
 			}
 			tgs[tg.Name] = tg.ARN
-			st.targetGroups.put(tg.ARN, &targetGroupRec{TargetGroup: tg, vpcID: lb.VPCID, lbArns: []string{lb.ARN}})
+			// LoadBalancerArns come from the listeners below, as in AWS: a
+			// group no listener forwards to belongs to no load balancer.
+			st.targetGroups.put(tg.ARN, &targetGroupRec{TargetGroup: tg, vpcID: lb.VPCID})
 		}
 		protocols := []string{"TCP", "UDP", "TCP_UDP", "TLS"}
 		if lb.Type == LBTypeApplication {
@@ -330,6 +333,9 @@ func (f *Fixture) buildELB() (*elbState, []error) {
 			}
 			ports[l.Port] = true
 			st.listeners.put(arn, &listenerRec{arn: arn, lbArn: lb.ARN, tgArn: tgArn, LBListener: l})
+			if tg, ok := st.targetGroups.get(tgArn); ok && !slices.Contains(tg.lbArns, lb.ARN) {
+				tg.lbArns = append(tg.lbArns, lb.ARN)
+			}
 		}
 		lb.Listeners, lb.TargetGroups = nil, nil
 		rec.LoadBalancer = lb

@@ -248,7 +248,10 @@ func xmlTargetGroup(tg *targetGroupRec) xmlV2TargetGroup {
 		HealthCheckPath: tg.HealthCheckPath, LoadBalancerArns: tg.lbArns, TargetType: tg.TargetType, IPAddressType: "ipv4",
 	}
 	if strings.HasPrefix(tg.HealthCheckProtocol, "HTTP") {
-		x.HealthCheckTimeoutSeconds, x.Matcher = 6, &xmlV2Matcher{HTTPCode: "200-399"}
+		x.Matcher = &xmlV2Matcher{HTTPCode: "200-399"}
+		if tg.HealthCheckProtocol == "HTTP" {
+			x.HealthCheckTimeoutSeconds = 6 // TCP and HTTPS checks default to 10 seconds
+		}
 		if tg.matcher != "" {
 			x.Matcher.HTTPCode = tg.matcher
 		}

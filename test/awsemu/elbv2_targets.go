@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,10 +124,12 @@ func (s *Server) createTargetGroup(form url.Values) (any, *apiError) {
 		if old.Name != name {
 			continue
 		}
-		same := old.Protocol == rec.Protocol && old.Port == rec.Port && old.vpcID == vpc && old.TargetType == rec.TargetType &&
-			old.HealthCheckProtocol == rec.HealthCheckProtocol && old.HealthCheckPort == rec.HealthCheckPort &&
-			old.HealthCheckIntervalSeconds == rec.HealthCheckIntervalSeconds && old.HealthCheckPath == rec.HealthCheckPath
-		if same {
+		// AWS answers a repeated create with the existing group only when
+		// every setting is the same (compared as DescribeTargetGroups
+		// reports them, so an explicit default equals an omitted one).
+		a, b := xmlTargetGroup(old), xmlTargetGroup(rec)
+		a.TargetGroupArn, a.LoadBalancerArns, b.TargetGroupArn, b.LoadBalancerArns = "", nil, "", nil
+		if old.vpcID == vpc && reflect.DeepEqual(a, b) {
 			return elbv2TargetGroupsResult{TargetGroups: []xmlV2TargetGroup{xmlTargetGroup(old)}}, nil // idempotent, as in AWS
 		}
 		return nil, newAPIError(http.StatusBadRequest, "DuplicateTargetGroupName", "A target group with the same name '%s' exists, but with different settings", name)
@@ -303,6 +306,13 @@ func (s *Server) describeTargetHealth(form url.Values) (any, *apiError) {
 		if targets, apiErr = parseTargets(form, tg); apiErr != nil {
 			return nil, apiErr
 		}
+		var uniq []v2Target // a target named twice is reported once
+		for _, t := range targets {
+			if !slices.Contains(uniq, t) {
+				uniq = append(uniq, t)
+			}
+		}
+		targets = uniq
 	}
 	var res elbv2TargetHealthResult
 	for _, t := range targets {

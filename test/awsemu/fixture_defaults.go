@@ -183,8 +183,17 @@ func clonePermissions(ps []Permission) []Permission {
 		ps[i].IPv6CIDRs = slices.Clone(ps[i].IPv6CIDRs)
 		ps[i].GroupIDs = slices.Clone(ps[i].GroupIDs)
 		ps[i].Descriptions = maps.Clone(ps[i].Descriptions)
+		ps[i].FromPort, ps[i].ToPort = clonePtr(ps[i].FromPort), clonePtr(ps[i].ToPort)
 	}
 	return ps
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 func (rt RouteTable) clone() RouteTable {
