@@ -24,6 +24,9 @@ type Instance struct {
 	// ENIs are the attached network interfaces, ordered by device index.
 	ENIs       []ENI
 	LaunchTime time.Time
+	// SecurityGroups are the IDs of the instance's security groups (of its
+	// primary interface); load balancers open node ports in them.
+	SecurityGroups []string
 }
 
 // ENI is one network interface of an instance.
@@ -61,6 +64,9 @@ func fromEC2(in types.Instance) *Instance {
 	}
 	if in.State != nil {
 		out.State = string(in.State.Name)
+	}
+	for _, g := range in.SecurityGroups {
+		out.SecurityGroups = append(out.SecurityGroups, aws.ToString(g.GroupId))
 	}
 	if in.Placement != nil {
 		out.Zone = aws.ToString(in.Placement.AvailabilityZone)

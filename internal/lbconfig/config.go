@@ -79,9 +79,16 @@ type Config struct {
 	invalid map[string]bool
 }
 
-// Valid reports whether the annotation (or spec field) key parsed without a
-// Problem; the reconciler must not change what an invalid one governs.
-func (c *Config) Valid(key string) bool { return !c.invalid[key] }
+// Valid reports whether every annotation (or spec field) key parsed without
+// a Problem; the reconciler must not change what an invalid one governs.
+func (c *Config) Valid(keys ...string) bool {
+	for _, k := range keys {
+		if c.invalid[k] {
+			return false
+		}
+	}
+	return true
+}
 
 // Listener is one listener of the load balancer.
 type Listener struct {
@@ -119,7 +126,7 @@ type HealthCheck struct {
 	// Path for HTTP and HTTPS checks.
 	Path               string
 	Interval           int32
-	Timeout            int32 // 0 on NLB: not sent
+	Timeout            int32 // NLB: 0 unless the annotation sets it (then not sent)
 	HealthyThreshold   int32
 	UnhealthyThreshold int32
 }

@@ -448,11 +448,10 @@ func (p *parser) healthCheck() {
 			}
 			p.problem(key, "timeout %ds must be less than the interval %ds", hc.Timeout, hc.Interval)
 		}
-	} else if v, ok := p.get(KeyHealthCheckTimeout); ok {
-		// NLB never sends the timeout (upstream neither); check the syntax only.
-		if _, err := parseInt(v, 2, 60, "a number of seconds"); err != nil {
-			p.problem(KeyHealthCheckTimeout, "%v", err)
-		}
+	} else {
+		// NLB: sent only when set (upstream parses it but never sends it);
+		// AWS's default depends on the protocol. AWS allows 2-120 s.
+		p.integer(KeyHealthCheckTimeout, 2, 120, "a number of seconds", &hc.Timeout)
 	}
 }
 

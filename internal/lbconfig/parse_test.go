@@ -154,7 +154,7 @@ func TestHealthCheckDefaults(t *testing.T) {
 		{name: "valid-nlb-etp-local-overrides", mod: local, ann: nlb(map[string]string{
 			KeyHealthCheckProtocol: "HTTPS", KeyHealthCheckPort: "8443", KeyHealthCheckPath: "/ready",
 			KeyHealthCheckInterval: "15", KeyHealthCheckHealthyThresh: "4", KeyHealthCheckUnhealthyThresh: "5", KeyHealthCheckTimeout: "6"}),
-			check: hc(HealthCheck{Protocol: "HTTPS", Port: "8443", Path: "/ready", Interval: 15, HealthyThreshold: 4, UnhealthyThreshold: 5})},
+			check: hc(HealthCheck{Protocol: "HTTPS", Port: "8443", Path: "/ready", Interval: 15, Timeout: 6, HealthyThreshold: 4, UnhealthyThreshold: 5})},
 		{name: "valid-tcp-check-drops-path", mod: local, ann: map[string]string{KeyHealthCheckProtocol: "TCP", KeyHealthCheckPath: "/x"},
 			check: hc(HealthCheck{Protocol: "TCP", Port: "32000", Interval: 10, Timeout: 5, HealthyThreshold: 2, UnhealthyThreshold: 6})},
 	})

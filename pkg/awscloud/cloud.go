@@ -20,6 +20,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/instances"
+	"github.com/awsccmctl/awsccmctl/internal/lb"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 )
@@ -90,6 +91,7 @@ type Cloud struct {
 	zones  *zoneIDs
 	events record.EventRecorder
 	nodes  corelisters.NodeLister
+	lb     *lb.Reconciler
 }
 
 var _ cloudprovider.Interface = (*Cloud)(nil)
@@ -133,6 +135,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		Metrics:        c.ViewMetrics,
 	})
 	cloud.zones = newZoneIDs(api, clk)
+	cloud.lb = cloud.newLoadBalancers(clients)
 	klog.InfoS("AWS cloud provider ready", "region", env.Region, "vpc", env.VPCID, "clusterID", env.ClusterID,
 		"legacyClusterTag", env.Legacy, "instanceCacheMaxAge", flags.InstanceCacheMaxAge, "absenceGracePeriod", flags.AbsenceGracePeriod)
 	return cloud, nil

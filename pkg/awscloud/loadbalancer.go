@@ -1,8 +1,102 @@
 package awscloud
 
-import cloudprovider "k8s.io/cloud-provider"
+import (
+	"context"
+	"sync"
 
-// LoadBalancer is not implemented yet. Returning false makes the service
-// controller log that it is not started instead of failing every Service:
-// no load balancer is created, changed or deleted until it lands.
-func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return nil, false }
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/instances"
+	"github.com/awsccmctl/awsccmctl/internal/lb"
+	"github.com/awsccmctl/awsccmctl/internal/lbnames"
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
+)
+
+// LoadBalancer serves Classic ELBs and NLBs (internal/lb).
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return loadBalancers{c.lb}, true }
+
+// newLoadBalancers builds the reconciler on the provider's clients and
+// shared instance view.
+func (c *Cloud) newLoadBalancers(clients *awsapi.Clients) *lb.Reconciler {
+	g := c.cfg.Global
+	opts := lb.Options{
+		ElbSecurityGroup:            g.ElbSecurityGroup,
+		DisableSecurityGroupIngress: g.DisableSecurityGroupIngress,
+		NLBManagedSecurityGroups:    g.NLBSecurityGroupMode == cloudconfig.NLBSecurityGroupModeManaged,
+	}
+	if g.ClusterServiceLoadBalancerHealthProbeMode == cloudconfig.ProbeModeShared {
+		p := &lb.SharedProbe{Port: int32(g.ClusterServiceSharedLoadBalancerHealthProbePort), Path: g.ClusterServiceSharedLoadBalancerHealthProbePath}
+		if p.Port == 0 {
+			p.Port = cloudconfig.DefaultSharedProbePort
+		}
+		if p.Path == "" {
+			p.Path = cloudconfig.DefaultSharedProbePath
+		}
+		opts.SharedProbe = p
+	}
+	return lb.New(lb.Config{
+		EC2: lb.NewEC2(clients.EC2), ELB: lb.NewELB(clients.ELB), ELBv2: lb.NewELBv2(clients.ELBv2),
+		Env:       lb.Env{Region: c.env.Region, VPCID: c.env.VPCID, ClusterID: c.env.ClusterID, Legacy: c.env.Legacy},
+		Options:   opts,
+		Instances: c.lookupInstances,
+		Events:    func() record.EventRecorder { return c.events },
+		Clock:     c.clock,
+	})
+}
+
+// lookupInstances asks the shared view for every ID at once; the view
+// merges the lookups into batched DescribeInstances calls.
+func (c *Cloud) lookupInstances(ctx context.Context, ids []string) (map[string]*instances.Instance, error) {
+	out := make(map[string]*instances.Instance, len(ids))
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			obs, err := c.view.ByID(ctx, id)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				if firstErr == nil {
+					firstErr = err
+				}
+			case obs.Instance != nil:
+				out[id] = obs.Instance
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// loadBalancers adapts the reconciler to cloudprovider.LoadBalancer.
+type loadBalancers struct{ r *lb.Reconciler }
+
+func (l loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	return l.r.Get(ctx, svc)
+}
+
+func (l loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1.Service) string {
+	return lbnames.LoadBalancerName(svc)
+}
+
+func (l loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	return l.r.Ensure(ctx, svc, nodes)
+}
+
+func (l loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) error {
+	return l.r.Update(ctx, svc, nodes)
+}
+
+func (l loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
+	return l.r.Delete(ctx, svc)
+}

@@ -46,13 +46,14 @@ func addInstance(t testing.TB, o instanceOpts) awsemu.Instance {
 		state = "running"
 	}
 	in := awsemu.Instance{
-		ID:        fmt.Sprintf("i-%017x", 0xabc0000000+n),
-		Type:      "m6i.large",
-		State:     state,
-		SubnetID:  subnets[z],
-		PrivateIP: ip,
-		ENIs:      []awsemu.ENI{{DeviceIndex: 0, PrivateIPs: []string{ip, podIP}}},
-		Tags:      map[string]string{"kubernetes.io/cluster/" + clusterID: "owned", "Name": fmt.Sprintf("node-%d", n)},
+		ID:               fmt.Sprintf("i-%017x", 0xabc0000000+n),
+		Type:             "m6i.large",
+		State:            state,
+		SubnetID:         subnets[z],
+		PrivateIP:        ip,
+		ENIs:             []awsemu.ENI{{DeviceIndex: 0, PrivateIPs: []string{ip, podIP}}},
+		SecurityGroupIDs: []string{nodeGroupID},
+		Tags:             map[string]string{"kubernetes.io/cluster/" + clusterID: "owned", "Name": fmt.Sprintf("node-%d", n)},
 	}
 	if o.untagged {
 		in.Tags = map[string]string{"Name": fmt.Sprintf("node-%d", n)}

@@ -29,6 +29,8 @@ const (
 	clusterID          = "itest"
 	vpcID              = "vpc-0itest0000000001"
 	region             = "us-east-1"
+	// nodeGroupID is the cluster-tagged security group of every instance.
+	nodeGroupID = "sg-0feed000000000001"
 )
 
 // env is the shared test environment: one control plane, one emulator and
@@ -137,6 +139,20 @@ func fixture() *awsemu.Fixture {
 			{ID: "subnet-0itest00000000001", VPCID: vpcID, AvailabilityZone: "us-east-1a", CIDR: "10.0.0.0/18", Tags: tags},
 			{ID: "subnet-0itest00000000002", VPCID: vpcID, AvailabilityZone: "us-east-1b", CIDR: "10.0.64.0/18", Tags: tags},
 			{ID: "subnet-0itest00000000003", VPCID: vpcID, AvailabilityZone: "us-east-1c", CIDR: "10.0.128.0/18", Tags: tags},
+			// Private subnets for internal load balancers.
+			{ID: "subnet-0itest00000000011", VPCID: vpcID, AvailabilityZone: "us-east-1a", CIDR: "10.0.192.0/20",
+				Tags: map[string]string{"kubernetes.io/cluster/" + clusterID: "shared", "kubernetes.io/role/internal-elb": "1", "Name": "itest-private-a"}},
+			{ID: "subnet-0itest00000000012", VPCID: vpcID, AvailabilityZone: "us-east-1b", CIDR: "10.0.208.0/20",
+				Tags: map[string]string{"kubernetes.io/cluster/" + clusterID: "shared", "kubernetes.io/role/internal-elb": "1", "Name": "itest-private-b"}},
+		},
+		// The node subnets are public (main table through an internet
+		// gateway); the private ones have their own table without one.
+		RouteTables: []awsemu.RouteTable{
+			{ID: "rtb-0itest000000000001", VPCID: vpcID, Main: true, Routes: []awsemu.Route{{DestinationCIDR: "0.0.0.0/0", GatewayID: "igw-0itest000000000001"}}},
+			{ID: "rtb-0itest000000000002", VPCID: vpcID, SubnetIDs: []string{"subnet-0itest00000000011", "subnet-0itest00000000012"}},
+		},
+		SecurityGroups: []awsemu.SecurityGroup{
+			{ID: nodeGroupID, Name: "itest-nodes", Description: "nodes", VPCID: vpcID, Tags: tags},
 		},
 	}
 }

@@ -1,0 +1,79 @@
+package lb
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
+	"github.com/awsccmctl/awsccmctl/internal/lbnames"
+)
+
+// tag is one AWS tag; the reconciler keeps tags ordered so requests are
+// deterministic.
+type tag struct{ Key, Value string }
+
+// ownedTags are the tags of everything created for svc: the cluster tag
+// (owned), the legacy cluster tag when the cluster uses it, the Service
+// name, then the Service's additional tags.
+func (r *Reconciler) ownedTags(svc *v1.Service, cfg *lbconfig.Config) []tag {
+	tags := r.clusterTags()
+	tags = append(tags, tag{lbnames.ServiceNameTagKey, lbnames.ServiceNameTagValue(svc)})
+	if cfg != nil {
+		for _, kv := range cfg.AdditionalTags {
+			tags = append(tags, tag{kv.Key, kv.Value})
+		}
+	}
+	return tags
+}
+
+// clusterTags mark a resource as the cluster's own.
+func (r *Reconciler) clusterTags() []tag {
+	tags := []tag{{lbnames.ClusterTagKey(r.Env.ClusterID), lbnames.ResourceLifecycleOwned}}
+	if r.Env.Legacy {
+		tags = append(tags, tag{lbnames.LegacyClusterTagKey, r.Env.ClusterID})
+	}
+	return tags
+}
+
+// ownership says whether tags mark a resource as this cluster's and, when
+// svc is given, this Service's. A resource without any cluster tag is
+// accepted (upstream read-repairs those); one tagged for another cluster,
+// or for another Service, is not.
+func (r *Reconciler) ownership(tags map[string]string, svc *v1.Service) error {
+	ours := false
+	var others []string
+	for k, v := range tags {
+		switch {
+		case k == lbnames.ClusterTagKey(r.Env.ClusterID):
+			ours = true
+		case strings.HasPrefix(k, lbnames.ClusterTagKeyPrefix):
+			others = append(others, strings.TrimPrefix(k, lbnames.ClusterTagKeyPrefix))
+		case k == lbnames.LegacyClusterTagKey && v == r.Env.ClusterID:
+			ours = true
+		case k == lbnames.LegacyClusterTagKey:
+			others = append(others, v)
+		}
+	}
+	if !ours && len(others) > 0 {
+		return fmt.Errorf("it is tagged for cluster %s, not %s", strings.Join(others, ", "), r.Env.ClusterID)
+	}
+	if svc != nil {
+		if v, ok := tags[lbnames.ServiceNameTagKey]; ok && v != lbnames.ServiceNameTagValue(svc) {
+			return fmt.Errorf("it is tagged for Service %s, not %s", v, lbnames.ServiceNameTagValue(svc))
+		}
+	}
+	return nil
+}
+
+// missingTags returns the wanted tags whose value differs in have.
+func missingTags(have map[string]string, want []tag) []tag {
+	var out []tag
+	for _, t := range want {
+		if v, ok := have[t.Key]; !ok || v != t.Value {
+			out = append(out, t)
+		}
+	}
+	return out
+}
