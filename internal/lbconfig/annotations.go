@@ -137,7 +137,7 @@ func Annotations() []Annotation {
 		{KeyConnectionIdleTimeout, AppliesClassic, "integer seconds 1-4000", "60",
 			"Idle connection timeout."},
 		{KeyCrossZoneLoadBalancing, AppliesBoth, "boolean", "false",
-			"Cross-zone load balancing; reset to the annotation's value on every sync."},
+			"Cross-zone load balancing; set back to the annotation's value (or false) when AWS differs."},
 		{KeyExtraSecurityGroups, AppliesClassic, "comma list of `sg-` IDs", "none",
 			"Security groups appended to the load balancer's own (rejected on NLB)."},
 		{KeySecurityGroups, AppliesClassic, "comma list of `sg-` IDs", "a managed `k8s-elb-<name>` group",

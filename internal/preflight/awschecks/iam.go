@@ -70,7 +70,7 @@ func (r *runner) iamPermissions(ctx context.Context) preflight.Result {
 		}
 		tagNote = fmt.Sprintf(", with %s=owned and %s=owned for tag conditions", key, reqKey)
 	}
-	var denied, fixes, allowedBy []string
+	var denied, fixes, allowedBy, unverifiable []string
 	for _, p := range ps {
 		in.PolicySourceArn = aws.String(p.arn)
 		var results []iamtypes.EvaluationResult
@@ -97,6 +97,12 @@ func (r *runner) iamPermissions(ctx context.Context) preflight.Result {
 				d += " by " + strings.Join(slices.Compact(by), ", ")
 			}
 			if len(e.MissingContextValues) > 0 {
+				if id == "" && e.EvalDecision == iamtypes.PolicyEvaluationDecisionTypeImplicitDeny {
+					// Allowed or not depends on the cluster tag, which
+					// preflight does not know: neither pass nor fail.
+					unverifiable = append(unverifiable, aws.ToString(e.EvalActionName))
+					continue
+				}
 				missingCtx = true
 				d += " (missing context keys: " + strings.Join(e.MissingContextValues, ", ") + ")"
 			}
@@ -132,6 +138,12 @@ func (r *runner) iamPermissions(ctx context.Context) preflight.Result {
 		}
 		return preflight.Fail(strings.Join(fixes, "; "), "%s is denied %d of the CCM's %d actions%s: %s",
 			strings.Join(who, ", "), len(denied), len(names), tagNote, strings.Join(denied, "; "))
+	}
+	if len(unverifiable) > 0 {
+		slices.Sort(unverifiable)
+		return preflight.Warn("set KubernetesClusterID in [Global] of the cloud config (--cloud-config), or tag the instances, so preflight can check the tag-scoped actions",
+			"%s is allowed the %d of the CCM's %d actions that do not depend on tags; %d tag-scoped actions cannot be checked without the cluster ID: %s",
+			strings.Join(allowedBy, ", "), len(names)-len(slices.Compact(unverifiable)), len(names), len(slices.Compact(unverifiable)), strings.Join(slices.Compact(unverifiable), ", "))
 	}
 	return preflight.Pass("%s is allowed all %d of the CCM's actions%s", strings.Join(allowedBy, ", "), len(names), tagNote)
 }
