@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	"k8s.io/client-go/kubernetes"
@@ -368,6 +369,9 @@ func run(t *testing.T, objs []*unstructured.Unstructured, nodeSuffix string) []r
 	for _, n := range []string{n1, n2} {
 		waitFor(t, 60*time.Second, "Node "+n+" initialized", initialized(cs, n))
 	}
+	// A load balancer: the service controller adds its finalizer, writes
+	// the status and removes the finalizer again, all through the rules.
+	exerciseLoadBalancer(t, cs, "rbac-lb"+nodeSuffix)
 	// Deletion: a NotReady Node whose instance is terminated.
 	gone := "rbac-gone" + nodeSuffix
 	registerNode(t, cs, gone, providerid.Format("us-east-1c", terminated), false)
@@ -392,7 +396,7 @@ func TestRenderedRBACIsEnough(t *testing.T) {
 	}
 	role := convert[rbacv1.ClusterRole](t, ofKind(objs, "ClusterRole")[0])
 	unused := ruleUse(role.Rules, rs)
-	t.Logf("%d requests, none forbidden; ClusterRole verbs not exercised by this run (service and route controllers have nothing to do without load balancers and cloud routes): %v", len(rs), unused)
+	t.Logf("%d requests, none forbidden; ClusterRole verbs not exercised by this run (the route controller has nothing to do without cloud routes): %v", len(rs), unused)
 }
 
 // TestARemovedRuleIsCaught is the proof's control: without the events rule
@@ -420,4 +424,31 @@ func TestARemovedRuleIsCaught(t *testing.T) {
 	if !slices.ContainsFunc(f, func(s string) bool { return strings.HasPrefix(s, "create events ") }) {
 		t.Errorf("without the events rule the CCM was never refused an event (forbidden: %v): the audit-based proof does not see refusals", f)
 	}
+}
+
+// exerciseLoadBalancer creates an internal Classic load-balancer Service,
+// waits for its hostname, deletes it and waits until the CCM has released
+// it (removed the cleanup finalizer).
+func exerciseLoadBalancer(t *testing.T, cs kubernetes.Interface, name string) {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
+			Annotations: map[string]string{"service.beta.kubernetes.io/aws-load-balancer-internal": "true"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	if _, err := cs.CoreV1().Services("default").Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "Service "+name+" load balancer", func(ctx context.Context) (bool, error) {
+		s, err := cs.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
+		return err == nil && len(s.Status.LoadBalancer.Ingress) > 0 && s.Status.LoadBalancer.Ingress[0].Hostname != "", nil
+	})
+	if err := cs.CoreV1().Services("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "Service "+name+" released", func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }
