@@ -180,8 +180,7 @@ func discoverSubnets(all []subnet, clusterID string, internal bool) []subnet {
 	mine := lbnames.ClusterTagKey(clusterID)
 	score := func(s subnet) (int, int) {
 		_, hasRole := s.Tags[role]
-		_, hasMine := s.Tags[mine]
-		return b2i(hasRole), b2i(hasMine)
+		return b2i(hasRole), b2i(hasAnyClusterTag(s.Tags, clusterID))
 	}
 	best := map[string]subnet{}
 	for _, s := range all {
