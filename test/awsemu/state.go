@@ -162,3 +162,30 @@ func (s *Server) visibleInstance(id string, now time.Time) (*instanceRec, bool) 
 	}
 	return rec, true
 }
+
+// AddSecurityGroup adds an empty security group to a VPC of the server, as
+// a user creating one outside the CCM would.
+func (s *Server) AddSecurityGroup(id, name, vpcID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.vpcs.get(vpcID); !ok {
+		return fmt.Errorf("add security group %s: no VPC %s", id, vpcID)
+	}
+	if _, ok := s.securityGroups.get(id); ok {
+		return fmt.Errorf("add security group %s: it exists", id)
+	}
+	s.securityGroups.put(id, &SecurityGroup{ID: id, Name: name, Description: name, VPCID: vpcID, Tags: map[string]string{}})
+	return nil
+}
+
+// ClearIngress removes every ingress rule of a security group.
+func (s *Server) ClearIngress(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.securityGroups.get(id)
+	if !ok {
+		return fmt.Errorf("clear ingress of %s: no such security group", id)
+	}
+	g.Ingress = nil
+	return nil
+}
