@@ -30,7 +30,8 @@ const kubeletWorkers = 32
 var instanceSeq int
 
 // addInstances adds n running, cluster-tagged instances to the emulator,
-// spread over the three zones, each with a VPC CNI secondary IP.
+// spread over the three zones, each with a VPC CNI secondary IP and the
+// nodes' security group.
 func addInstances(n int) ([]awsemu.Instance, error) {
 	out := make([]awsemu.Instance, 0, n)
 	for range n {
@@ -40,12 +41,13 @@ func addInstances(n int) ([]awsemu.Instance, error) {
 		ip := fmt.Sprintf("10.0.%d.%d", z*64+host/250, host%250+1)
 		podIP := fmt.Sprintf("10.0.%d.%d", z*64+32+host/250, host%250+1)
 		in := awsemu.Instance{
-			ID:        fmt.Sprintf("i-%017x", 0xbe0000000+s),
-			Type:      "m6i.large",
-			SubnetID:  subnets[z],
-			PrivateIP: ip,
-			ENIs:      []awsemu.ENI{{DeviceIndex: 0, PrivateIPs: []string{ip, podIP}}},
-			Tags:      map[string]string{"kubernetes.io/cluster/" + clusterID: "owned", "Name": fmt.Sprintf("bench-%d", s)},
+			ID:               fmt.Sprintf("i-%017x", 0xbe0000000+s),
+			Type:             "m6i.large",
+			SubnetID:         subnets[z],
+			PrivateIP:        ip,
+			ENIs:             []awsemu.ENI{{DeviceIndex: 0, PrivateIPs: []string{ip, podIP}}},
+			SecurityGroupIDs: []string{nodeGroupID},
+			Tags:             map[string]string{"kubernetes.io/cluster/" + clusterID: "owned", "Name": fmt.Sprintf("bench-%d", s)},
 		}
 		if err := env.aws.AddInstance(in); err != nil {
 			return nil, err

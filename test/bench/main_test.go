@@ -24,6 +24,9 @@ const (
 	clusterID = "bench"
 	vpcID     = "vpc-0bench00000000001"
 	region    = "us-east-1"
+	// nodeGroupID is the cluster-tagged security group of every instance,
+	// where load balancers write their node rules.
+	nodeGroupID = "sg-0bench000000000001"
 )
 
 var subnets = []string{"subnet-0bench00000000001", "subnet-0bench00000000002", "subnet-0bench00000000003"}
@@ -122,8 +125,10 @@ func ccmBinary() (string, error) {
 	return p, nil
 }
 
-// fixture is the emulator's starting state: the cluster's VPC and one
-// subnet per zone; instances are added by setup and the scenarios.
+// fixture is the emulator's starting state: the cluster's VPC, one public
+// subnet per zone (the main route table goes through an internet gateway,
+// so internet-facing load balancers find them) and the nodes' security
+// group; instances are added by setup and the scenarios.
 func fixture() *awsemu.Fixture {
 	tags := map[string]string{"kubernetes.io/cluster/" + clusterID: "owned"}
 	return &awsemu.Fixture{
@@ -134,6 +139,12 @@ func fixture() *awsemu.Fixture {
 			{ID: subnets[0], VPCID: vpcID, AvailabilityZone: "us-east-1a", CIDR: "10.0.0.0/18", Tags: tags},
 			{ID: subnets[1], VPCID: vpcID, AvailabilityZone: "us-east-1b", CIDR: "10.0.64.0/18", Tags: tags},
 			{ID: subnets[2], VPCID: vpcID, AvailabilityZone: "us-east-1c", CIDR: "10.0.128.0/18", Tags: tags},
+		},
+		RouteTables: []awsemu.RouteTable{
+			{ID: "rtb-0bench000000000001", VPCID: vpcID, Main: true, Routes: []awsemu.Route{{DestinationCIDR: "0.0.0.0/0", GatewayID: "igw-0bench000000000001"}}},
+		},
+		SecurityGroups: []awsemu.SecurityGroup{
+			{ID: nodeGroupID, Name: "bench-nodes", Description: "nodes", VPCID: vpcID, Tags: tags},
 		},
 	}
 }

@@ -171,10 +171,15 @@ func BenchmarkThrottling(b *testing.B) {
 	finish(b, c)
 }
 
+// BenchmarkLoadBalancers: Classic and NLB Services over the joined cluster
+// (lb_test.go). Declared here, after the node scenarios, because benchmarks
+// run in declaration order and lb_test.go sorts before this file.
+func BenchmarkLoadBalancers(b *testing.B) { runLoadBalancers(b) }
+
 // BenchmarkPeakRSS reports the largest peak RSS of the CCM processes the
 // scenarios ran (each read from VmHWM before it was stopped).
 func BenchmarkPeakRSS(b *testing.B) {
-	s := beginScenario(b, "5 peak RSS")
+	s := beginScenario(b, "6 peak RSS")
 	if max, _ := peakRSS(); max == 0 {
 		ensureJoined(b) // run alone: at least the join's process
 	}

@@ -1,8 +1,8 @@
 package integration
 
 import (
-	"context"
 	"slices"
+	"strconv"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -129,27 +129,11 @@ func TestClassicLoadBalancerLifecycle(t *testing.T) {
 }
 
 // ingressSummary renders rules as "proto from-to source", sorted.
-func ingressSummary(perms []awsemu.Permission) []string {
-	var out []string
-	for _, p := range perms {
-		from, to := int32(0), int32(0)
-		if p.FromPort != nil {
-			from = *p.FromPort
-		}
-		if p.ToPort != nil {
-			to = *p.ToPort
-		}
-		for _, src := range append(append(slices.Clone(p.CIDRs), p.IPv6CIDRs...), p.GroupIDs...) {
-			out = append(out, p.Protocol+" "+itoa(from)+"-"+itoa(to)+" "+src)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+func ingressSummary(perms []awsemu.Permission) []string { return renderRules(perms, false) }
 
 func sorted(s []string) []string { out := slices.Clone(s); slices.Sort(out); return out }
 
-func itoa(n int32) string { return fmtInt(int64(n)) }
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
 
 func mapsEqual(a, b map[string]int) bool {
 	if len(a) != len(b) {
@@ -162,5 +146,3 @@ func mapsEqual(a, b map[string]int) bool {
 	}
 	return true
 }
-
-var _ = context.Background

@@ -284,6 +284,4 @@ func assertNoLoadBalancerLeft(t *testing.T) {
 	}
 }
 
-func fmtInt(n int64) string { return fmt.Sprint(n) }
-
 type contextT = context.Context

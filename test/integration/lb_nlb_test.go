@@ -185,7 +185,11 @@ func sortedKeysOf[V any](m map[string]V) []string {
 }
 
 // describedRules renders rules as "proto from-to source description".
-func describedRules(perms []awsemu.Permission) []string {
+func describedRules(perms []awsemu.Permission) []string { return renderRules(perms, true) }
+
+// renderRules renders rules one source a line, sorted, with or without
+// their descriptions.
+func renderRules(perms []awsemu.Permission, withDesc bool) []string {
 	var out []string
 	for _, p := range perms {
 		from, to := int32(0), int32(0)
@@ -196,7 +200,11 @@ func describedRules(perms []awsemu.Permission) []string {
 			to = *p.ToPort
 		}
 		for _, src := range append(append(slices.Clone(p.CIDRs), p.IPv6CIDRs...), p.GroupIDs...) {
-			out = append(out, p.Protocol+" "+itoa(from)+"-"+itoa(to)+" "+src+" "+p.Descriptions[src])
+			line := p.Protocol + " " + itoa(from) + "-" + itoa(to) + " " + src
+			if withDesc {
+				line += " " + p.Descriptions[src]
+			}
+			out = append(out, line)
 		}
 	}
 	slices.Sort(out)
