@@ -271,15 +271,19 @@ func (r *Reconciler) syncClassicInstances(ctx context.Context, cfg *lbconfig.Con
 	for _, i := range desc.Instances {
 		have = append(have, aws.ToString(i.InstanceId))
 	}
-	want := targetIDs(targets)
+	add, remove := registrations(targets, have)
 	name := aws.String(cfg.Name)
-	if add := minus(want, have); len(add) > 0 {
-		if _, err := r.ELB.RegisterInstancesWithLoadBalancer(ctx, &elb.RegisterInstancesWithLoadBalancerInput{LoadBalancerName: name, Instances: elbInstances(add)}); err != nil {
+	if len(add) > 0 {
+		err := registerRunning(add, func(ids []string) error {
+			_, err := r.ELB.RegisterInstancesWithLoadBalancer(ctx, &elb.RegisterInstancesWithLoadBalancerInput{LoadBalancerName: name, Instances: elbInstances(ids)})
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("register %d instances with load balancer %s: %w", len(add), cfg.Name, err)
 		}
 		klog.V(2).InfoS("Registered instances", "name", cfg.Name, "instances", add)
 	}
-	if remove := minus(have, want); len(remove) > 0 {
+	if len(remove) > 0 {
 		if _, err := r.ELB.DeregisterInstancesFromLoadBalancer(ctx, &elb.DeregisterInstancesFromLoadBalancerInput{LoadBalancerName: name, Instances: elbInstances(remove)}); err != nil {
 			return fmt.Errorf("deregister %d instances from load balancer %s: %w", len(remove), cfg.Name, err)
 		}

@@ -265,9 +265,7 @@ func (r *Reconciler) syncTargets(ctx context.Context, tg *elbv2types.TargetGroup
 			}
 		}
 	}
-	want := targetIDs(targets)
-	remove := minus(sortedKeys(have), want)
-	add := minus(want, sortedKeys(have))
+	add, remove := registrations(targets, sortedKeys(have))
 	for start := 0; start < len(remove); start += targetChunk {
 		chunk := remove[start:min(start+targetChunk, len(remove))]
 		if _, err := r.ELBv2.DeregisterTargets(ctx, &elbv2.DeregisterTargetsInput{TargetGroupArn: tg.TargetGroupArn, Targets: targetDescriptions(chunk, port)}); err != nil {
@@ -276,7 +274,11 @@ func (r *Reconciler) syncTargets(ctx context.Context, tg *elbv2types.TargetGroup
 	}
 	for start := 0; start < len(add); start += targetChunk {
 		chunk := add[start:min(start+targetChunk, len(add))]
-		if _, err := r.ELBv2.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: tg.TargetGroupArn, Targets: targetDescriptions(chunk, port)}); err != nil {
+		err := registerRunning(chunk, func(ids []string) error {
+			_, err := r.ELBv2.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: tg.TargetGroupArn, Targets: targetDescriptions(ids, port)})
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("register %d targets with %s: %w", len(chunk), aws.ToString(tg.TargetGroupName), err)
 		}
 	}

@@ -3,6 +3,7 @@ package lb
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -19,6 +20,11 @@ type target struct {
 	Node       string
 	// Groups are the instance's security groups.
 	Groups []string
+	// Running: AWS registers only running instances ("InvalidInstance: ...
+	// is not in running state", kubernetes#74694). A stopped or pending
+	// instance is not registered, but one already registered is kept: AWS
+	// brings it back into service when it starts again.
+	Running bool
 }
 
 // targets maps the nodes the service controller passes (already without
@@ -62,7 +68,7 @@ func (r *Reconciler) targets(ctx context.Context, svc *v1.Service, cfg *lbconfig
 			missing = append(missing, byID[id]+" ("+id+")")
 			continue
 		}
-		out = append(out, target{InstanceID: id, Node: byID[id], Groups: inst.SecurityGroups})
+		out = append(out, target{InstanceID: id, Node: byID[id], Groups: inst.SecurityGroups, Running: inst.State == "running"})
 	}
 	if len(missing) > 0 {
 		r.Events().Eventf(svc, v1.EventTypeWarning, ReasonTargetSkipped, "nodes whose instances EC2 does not report (or reports terminated) are not targets: %s", strings.Join(missing, ", "))
@@ -83,10 +89,40 @@ func matchesLabels(labels, sel map[string]string) bool {
 	return true
 }
 
-func targetIDs(ts []target) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.InstanceID
+// registrations returns what to register (running targets not yet
+// registered) and what to deregister (registered instances that are no
+// target at all) given what is registered.
+func registrations(targets []target, have []string) (add, remove []string) {
+	var all, running []string
+	for _, t := range targets {
+		all = append(all, t.InstanceID)
+		if t.Running {
+			running = append(running, t.InstanceID)
+		}
 	}
-	return out
+	return minus(running, have), minus(have, all)
+}
+
+var instanceIDRE = regexp.MustCompile(`i-[0-9a-f]{8,17}`)
+
+// registerRunning calls register with ids. When AWS refuses instances as
+// not running (InvalidInstance, InvalidTarget: the instance view saw them
+// running a moment ago), it drops the instances the error names and tries
+// once more with the rest, so one stopping node does not hold back the
+// others. The dropped ones are registered at a later sync.
+func registerRunning(ids []string, register func([]string) error) error {
+	err := register(ids)
+	if err == nil || !isCode(err, "InvalidInstance", "InvalidTarget") {
+		return err
+	}
+	refused := instanceIDRE.FindAllString(err.Error(), -1)
+	rest := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(refused, id) })
+	if len(rest) == len(ids) {
+		return err
+	}
+	klog.InfoS("AWS refused instances that are not running; registering the others", "refused", refused, "registering", len(rest))
+	if len(rest) == 0 {
+		return nil
+	}
+	return register(rest)
 }

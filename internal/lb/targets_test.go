@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/aws/smithy-go"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -28,7 +29,7 @@ func TestTargets(t *testing.T) {
 		"i-00000003": running("i-00000003"),
 		"i-00000004": running("i-00000004"),
 		"i-00000009": {ID: "i-00000009", State: "terminated"},
-		"i-0000000a": {ID: "i-0000000a", State: "stopped"}, // stopped instances stay targets
+		"i-0000000a": {ID: "i-0000000a", State: "stopped"}, // stopped instances stay targets, not registered anew
 	}
 	tests := []struct {
 		name       string
@@ -50,8 +51,8 @@ func TestTargets(t *testing.T) {
 			instances:  allInstances,
 			wantLookup: []string{"i-00000002", "i-00000001"},
 			want: []target{
-				{InstanceID: "i-00000001", Node: "n1", Groups: []string{"sg-1"}},
-				{InstanceID: "i-00000002", Node: "n2", Groups: []string{"sg-2", "sg-3"}},
+				{InstanceID: "i-00000001", Node: "n1", Groups: []string{"sg-1"}, Running: true},
+				{InstanceID: "i-00000002", Node: "n2", Groups: []string{"sg-2", "sg-3"}, Running: true},
 			},
 		},
 		{
@@ -66,8 +67,8 @@ func TestTargets(t *testing.T) {
 			instances:  allInstances,
 			wantLookup: []string{"i-00000001", "i-00000004"},
 			want: []target{
-				{InstanceID: "i-00000001", Node: "both", Groups: []string{"sg-1"}},
-				{InstanceID: "i-00000004", Node: "edge-empty"},
+				{InstanceID: "i-00000001", Node: "both", Groups: []string{"sg-1"}, Running: true},
+				{InstanceID: "i-00000004", Node: "edge-empty", Running: true},
 			},
 		},
 		{
@@ -81,7 +82,7 @@ func TestTargets(t *testing.T) {
 			instances:  allInstances,
 			wantLookup: []string{"i-00000001", "i-00000008", "i-00000009", "i-0000000a"},
 			want: []target{
-				{InstanceID: "i-00000001", Node: "n1", Groups: []string{"sg-1"}},
+				{InstanceID: "i-00000001", Node: "n1", Groups: []string{"sg-1"}, Running: true},
 				{InstanceID: "i-0000000a", Node: "stopped"},
 			},
 			wantEvent: []string{"gone (i-00000008)", "dead (i-00000009)"},
@@ -147,5 +148,44 @@ func TestTargetsLookupErrorFails(t *testing.T) {
 	}
 	if ev := events(rec); len(ev) > 0 {
 		t.Errorf("a lookup error reported nodes as skipped: %q", ev)
+	}
+}
+
+// TestRegistrations: only running instances are registered; stopped ones
+// already registered stay (AWS brings them back when they start); only
+// instances that are no target at all are deregistered.
+func TestRegistrations(t *testing.T) {
+	targets := []target{
+		{InstanceID: "i-1", Running: true},  // registered already
+		{InstanceID: "i-2", Running: true},  // new
+		{InstanceID: "i-3", Running: false}, // stopped, registered: kept
+		{InstanceID: "i-4", Running: false}, // stopped, not registered: not added
+	}
+	add, remove := registrations(targets, []string{"i-1", "i-3", "i-9"})
+	if !slices.Equal(add, []string{"i-2"}) || !slices.Equal(remove, []string{"i-9"}) {
+		t.Errorf("add %v remove %v, want [i-2] and [i-9]", add, remove)
+	}
+}
+
+// TestRegisterRunning: when AWS refuses instances as not running, the
+// others are registered in a second call; other errors are returned as
+// they are.
+func TestRegisterRunning(t *testing.T) {
+	refused := &smithy.GenericAPIError{Code: "InvalidInstance", Message: "EC2 instance i-0000000000000002 is not in running state."}
+	var calls [][]string
+	err := registerRunning([]string{"i-0000000000000001", "i-0000000000000002"}, func(ids []string) error {
+		calls = append(calls, ids)
+		if slices.Contains(ids, "i-0000000000000002") {
+			return refused
+		}
+		return nil
+	})
+	if err != nil || len(calls) != 2 || !slices.Equal(calls[1], []string{"i-0000000000000001"}) {
+		t.Errorf("err %v, calls %v; want a second call with i-0000000000000001 only", err, calls)
+	}
+	other := apiErr("Throttling")
+	calls = nil
+	if err := registerRunning([]string{"i-0000000000000001"}, func(ids []string) error { calls = append(calls, ids); return other }); !errors.Is(err, other) || len(calls) != 1 {
+		t.Errorf("throttling: err %v after %d calls, want it returned after 1", err, len(calls))
 	}
 }

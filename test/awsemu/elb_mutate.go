@@ -440,6 +440,12 @@ func (s *Server) registerClassicInstances(form url.Values) (any, *apiError) {
 		return nil, apiErr
 	}
 	for _, id := range ids {
+		// AWS registers running instances only.
+		if rec, ok := s.instances.get(id); ok && rec.State != "running" {
+			return nil, newAPIError(http.StatusBadRequest, "InvalidInstance", "EC2 instance %s is not in running state.", id)
+		}
+	}
+	for _, id := range ids {
 		if !slices.Contains(lb.Instances, id) {
 			lb.Instances = append(lb.Instances, id)
 		}

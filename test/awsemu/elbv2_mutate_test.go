@@ -72,8 +72,21 @@ func TestNLBLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	lisArn := aws.ToString(lis.Listeners[0].ListenerArn)
+	// AWS registers running instances only; a registered instance that
+	// stops stays, "unused".
+	_, err = client.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: aws.String(tgArn),
+		Targets: []elbv2types.TargetDescription{{Id: aws.String("i-0a1b2c3d4e5f60004")}}})
+	if code := apiCode(err); code != "InvalidTarget" {
+		t.Errorf("registering a stopped instance: %v, want InvalidTarget", err)
+	}
+	if err := s.SetInstanceState("i-0a1b2c3d4e5f60004", "running"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := client.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: aws.String(tgArn),
 		Targets: []elbv2types.TargetDescription{{Id: aws.String(demoA)}, {Id: aws.String(demoB)}, {Id: aws.String("i-0a1b2c3d4e5f60004")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetInstanceState("i-0a1b2c3d4e5f60004", "stopped"); err != nil {
 		t.Fatal(err)
 	}
 	health, err := client.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String(tgArn)})

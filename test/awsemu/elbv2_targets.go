@@ -243,9 +243,10 @@ func (s *Server) registerTargets(form url.Values) (any, *apiError) {
 	}
 	for _, t := range targets {
 		rec, ok := s.instances.get(t.id)
-		if !ok || rec.VPCID != tg.vpcID || rec.State == "terminated" {
+		// AWS registers running instances only.
+		if !ok || rec.VPCID != tg.vpcID || rec.State != "running" {
 			return nil, newAPIError(http.StatusBadRequest, "InvalidTarget",
-				"The following targets are not in a running state or not in the target group's VPC and cannot be registered: '%s'", t.id)
+				"The following targets are not in a running state and cannot be registered: '%s'", t.id)
 		}
 	}
 	for _, t := range targets {

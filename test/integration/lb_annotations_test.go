@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -215,3 +216,56 @@ func removeGroupRules(t *testing.T, id string) {
 }
 
 func joinStr(s []string) string { return strings.Join(s, ",") }
+
+// TestStoppedInstanceIsNotRegistered: AWS refuses to register an instance
+// that is not running (kubernetes#74694: upstream's sync then fails for
+// every Service while any node is stopped). The stopped node is left out
+// and the sync succeeds; once running, it is registered at the next sync.
+func TestStoppedInstanceIsNotRegistered(t *testing.T) {
+	insts := lbNodes(t, 2)
+	if err := env.aws.SetInstanceState(insts[1].ID, "stopped"); err != nil {
+		t.Fatal(err)
+	}
+	clb := lbService(t, "clb-stopped", nil, nil)
+	nlb := lbService(t, "nlb-stopped", map[string]string{annPrefix + "type": "nlb"}, nil)
+	_, clb = waitHostname(t, clb.Name)
+	_, nlb = waitHostname(t, nlb.Name)
+	if got := classicLB(t, lbName(clb)).Instances; !slices.Equal(got, []string{insts[0].ID}) {
+		t.Errorf("Classic instances = %v, want only the running %s", got, insts[0].ID)
+	}
+	for _, tg := range env.aws.TargetGroups() {
+		if got := targetIDs(tg); !slices.Equal(got, []string{insts[0].ID}) {
+			t.Errorf("targets of %s = %v, want only the running %s", tg.Name, got, insts[0].ID)
+		}
+	}
+	for _, name := range []string{clb.Name, nlb.Name} {
+		evs, err := serviceEvents(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.Reason == "SyncLoadBalancerFailed" {
+				t.Errorf("%s: %s", name, e.Message)
+			}
+		}
+	}
+
+	if err := env.aws.SetInstanceState(insts[1].ID, "running"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(cacheMaxAge) // the instance view sees the new state
+	touch(t, clb.Name)
+	touch(t, nlb.Name)
+	want := sorted([]string{insts[0].ID, insts[1].ID})
+	waitFor(t, 30*time.Second, "the started instance registered", func(ctx context.Context) (bool, error) {
+		if !slices.Equal(sorted(classicLB(t, lbName(clb)).Instances), want) {
+			return false, nil
+		}
+		for _, tg := range env.aws.TargetGroups() {
+			if !slices.Equal(targetIDs(tg), want) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}

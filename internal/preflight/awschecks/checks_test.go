@@ -2,8 +2,8 @@ package awschecks
 
 import (
 	"maps"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
