@@ -148,6 +148,9 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.report(ctx, os.Stdout, outcome, time.Since(registered)); err != nil {
 		return err
 	}
+	if err := d.loadBalancers(ctx, os.Stdout); err != nil {
+		return fmt.Errorf("load balancers: %w", err)
+	}
 	if d.opts.preflight {
 		return d.runPreflight(ctx)
 	}
