@@ -153,8 +153,17 @@ func TestInternalNLBWithAddresses(t *testing.T) {
 		t.Errorf("node group rules:\n got %v\nwant %v", got, want)
 	}
 
-	// A node leaves: one DeregisterTargets, nothing else changes.
+	// An unchanged re-sync with an HTTP health check writes nothing
+	// (upstream compares the path with its own request and modifies the
+	// target group on every sync).
 	before := lbCalls()
+	touch(t, svc.Name)
+	if m := mutating(settle(t, before)); len(m) != 0 {
+		t.Errorf("unchanged re-sync with an HTTP health check made mutating calls: %s", formatCalls(m))
+	}
+
+	// A node leaves: one DeregisterTargets, nothing else changes.
+	before = lbCalls()
 	if err := env.kube.CoreV1().Nodes().Delete(context.Background(), "lb-"+insts[1].ID, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
