@@ -46,8 +46,11 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *v1.Service, cfg *lb
 		if desc, err = r.createClassic(ctx, svc, cfg); err != nil {
 			return "", err
 		}
-	} else if err := r.syncClassicTags(ctx, svc, cfg); err != nil {
-		return "", err
+	} else {
+		if err := r.syncClassicTags(ctx, svc, cfg); err != nil {
+			return "", err
+		}
+		r.keepScheme(svc, cfg, aws.ToString(desc.Scheme))
 	}
 
 	// One describe serves the load balancer's groups and the targets'.

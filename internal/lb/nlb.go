@@ -81,6 +81,7 @@ func (r *Reconciler) ensureNLB(ctx context.Context, svc *v1.Service, cfg *lbconf
 		if err := r.syncNLBTags(ctx, svc, cfg, lb); err != nil {
 			return "", err
 		}
+		r.keepScheme(svc, cfg, string(lb.Scheme))
 		if err := r.loadNLB(ctx, st, lb); err != nil {
 			return "", err
 		}

@@ -309,3 +309,18 @@ func (r *Reconciler) forgetNodeGroups(lb string) {
 	delete(r.nodeGroups, lb)
 	r.mu.Unlock()
 }
+
+// keepScheme makes cfg follow an existing load balancer's scheme, which AWS
+// cannot change: subnets are then chosen for the scheme it has, not for the
+// annotation (upstream would attach an internet-facing load balancer to
+// private subnets when the internal annotation is added later). A Warning
+// says the annotation has no effect.
+func (r *Reconciler) keepScheme(svc *v1.Service, cfg *lbconfig.Config, actual string) {
+	if actual == "" || lbconfig.Scheme(actual) == cfg.Scheme {
+		return
+	}
+	r.Events().Eventf(svc, v1.EventTypeWarning, ReasonInvalidConfiguration,
+		"%s: the load balancer %s is %s and AWS cannot change a scheme after creation; recreate the Service to get an %s one",
+		lbconfig.KeyInternal, cfg.Name, actual, cfg.Scheme)
+	cfg.Scheme = lbconfig.Scheme(actual)
+}

@@ -112,3 +112,20 @@ func TestApplySharedProbe(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepScheme: an existing load balancer's scheme wins over the
+// annotation, with a Warning naming it.
+func TestKeepScheme(t *testing.T) {
+	r, rec := newTestReconciler(Config{})
+	svc := testService(map[string]string{lbconfig.KeyInternal: "true"})
+	cfg, _ := lbconfig.Parse(svc, lbnames.KindClassic)
+	r.keepScheme(svc, cfg, "internet-facing")
+	if cfg.Scheme != lbconfig.SchemeInternetFacing {
+		t.Errorf("scheme = %s, want internet-facing (the load balancer's)", cfg.Scheme)
+	}
+	wantOneEvent(t, rec, "Warning "+ReasonInvalidConfiguration, lbconfig.KeyInternal, "is internet-facing", "recreate the Service")
+	r.keepScheme(svc, cfg, "internet-facing")
+	if ev := events(rec); len(ev) != 0 {
+		t.Errorf("same scheme: events %v", ev)
+	}
+}
