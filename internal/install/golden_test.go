@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
 
@@ -31,8 +32,14 @@ func goldenCases(t testing.TB) map[string]Values {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lm, err := leadermigration.Render(leadermigration.ComponentCCM)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return map[string]Values{
 		"default-daemonset": {Image: testImage},
+		// What migrate-from-intree applies during the move.
+		"leader-migration": {Image: testImage, LeaderMigrationConfig: lm},
 		"deployment": {
 			Image: testImage, Workload: WorkloadDeployment, Replicas: ptr(int32(3)),
 			ClusterName: "prod-eu", CloudConfig: &cloudconfig.Config{Global: cloudconfig.Global{Region: "eu-central-1"}},

@@ -147,6 +147,9 @@ func newTemplateData(v *Values) (*templateData, error) {
 			{Key: taintNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 		},
 	}
+	if v.LeaderMigrationConfig != nil {
+		d.ConfigMapData[LeaderMigrationKey] = string(v.LeaderMigrationConfig)
+	}
 	if v.Workload == WorkloadDeployment {
 		d.Replicas = *v.Replicas
 		// Nodes matter to the cluster, not only to one node: the CCM is
@@ -213,6 +216,7 @@ func managedFlags() []string {
 		"configure-cloud-routes", "allocate-node-cidrs", "cluster-cidr",
 		"leader-elect", "leader-elect-resource-name", "leader-elect-resource-namespace",
 		"use-service-account-credentials", "secure-port", "bind-address", "v",
+		"enable-leader-migration", "leader-migration-config",
 	}
 }
 
@@ -238,6 +242,11 @@ func (v *Values) args() []string {
 		a = append(a,
 			"--leader-elect-resource-name="+LeaseName,
 			"--leader-elect-resource-namespace="+v.Namespace)
+	}
+	if v.LeaderMigrationConfig != nil {
+		a = append(a,
+			"--enable-leader-migration=true",
+			"--leader-migration-config="+CloudConfigDir+"/"+LeaderMigrationKey)
 	}
 	a = append(a,
 		// false: every controller uses the CCM's own ServiceAccount. true

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cloud-provider/names"
 
+	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/version"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
@@ -41,6 +42,9 @@ const (
 	// file in it; the CCM gets --cloud-config=CloudConfigDir/CloudConfigKey.
 	CloudConfigDir = "/etc/kubernetes/cloud-config"
 	CloudConfigKey = "cloud.conf"
+	// LeaderMigrationKey is the leader-migration file in the same ConfigMap,
+	// present only while a migration from the in-tree provider runs.
+	LeaderMigrationKey = "leader-migration.yaml"
 	// LeaseName is --leader-elect-resource-name (the binary's default); the
 	// ClusterRole grants get and update on this Lease only.
 	LeaseName = "cloud-controller-manager"
@@ -141,6 +145,14 @@ type Values struct {
 	// ExtraArgs are more CCM flags, by name without dashes. They must not
 	// repeat a flag Values already sets.
 	ExtraArgs map[string]string
+	// LeaderMigrationConfig, when set, runs the CCM with leader migration
+	// (KEP-2436) for the move from the in-tree provider: the file
+	// (internal/leadermigration.Render for the CCM) goes into the cloud-config
+	// ConfigMap as LeaderMigrationKey and the CCM gets
+	// --enable-leader-migration and --leader-migration-config. It needs
+	// leader election in kube-system, where kube-controller-manager holds the
+	// migration lease.
+	LeaderMigrationConfig []byte
 }
 
 // Default fills every unset field with its default. It never changes a set
@@ -264,7 +276,24 @@ func (v *Values) Validate() error {
 			add("cloudConfig: %v", err)
 		}
 	}
+	if v.LeaderMigrationConfig != nil {
+		v.validateLeaderMigration(add)
+	}
 	return errors.Join(errs...)
+}
+
+// validateLeaderMigration: the CCM meets kube-controller-manager's migration
+// lease only when it elects a leader in the same namespace.
+func (v *Values) validateLeaderMigration(add func(string, ...any)) {
+	if err := leadermigration.Validate(v.LeaderMigrationConfig, leadermigration.ComponentCCM); err != nil {
+		add("leaderMigrationConfig: %v", err)
+	}
+	if v.LeaderElect == nil || !*v.LeaderElect {
+		add("leaderMigrationConfig: leader migration needs leader election (leaderElect: true)")
+	}
+	if v.Namespace != leadermigration.LeaseNamespace {
+		add("namespace %q: leader migration needs the CCM in %s, where kube-controller-manager holds the %s lease", v.Namespace, leadermigration.LeaseNamespace, leadermigration.LeaseName)
+	}
 }
 
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }

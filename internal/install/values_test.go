@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
 
@@ -65,6 +66,12 @@ func TestValidate(t *testing.T) {
 			[]string{`extraArgs "--v"`, `extraArgs "cluster-name": set by the installer`, `extraArgs "Node_Monitor"`}},
 		{"invalid-cloud-config", Values{CloudConfig: &cloudconfig.Config{Global: cloudconfig.Global{Region: "us-east-1a", VPC: "vpc_1"}}},
 			[]string{"cloudConfig:", "Region", "VPC"}},
+		{"invalid-leader-migration-namespace", Values{Namespace: "cloud-system", LeaderMigrationConfig: lmConfig(t, leadermigration.ComponentCCM)},
+			[]string{`namespace "cloud-system": leader migration needs the CCM in kube-system`}},
+		{"invalid-leader-migration-no-election", Values{LeaderElect: ptr(false), LeaderMigrationConfig: lmConfig(t, leadermigration.ComponentCCM)},
+			[]string{"leader migration needs leader election"}},
+		{"invalid-leader-migration-kcm-file", Values{LeaderMigrationConfig: lmConfig(t, leadermigration.ComponentKCM)},
+			[]string{"leaderMigrationConfig:", `assigned to "kube-controller-manager"`}},
 		{"invalid-everything-at-once", Values{
 			Namespace: "-", Image: "UPPER", Workload: WorkloadDeployment, Replicas: &zero, ConfigureCloudRoutes: true,
 		}, []string{"namespace", "image", "replicas", "clusterCIDR"}},
@@ -93,4 +100,13 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+func lmConfig(t *testing.T, component string) []byte {
+	t.Helper()
+	data, err := leadermigration.Render(component)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
