@@ -135,8 +135,25 @@ func TestCallCounts(t *testing.T) {
 	if s.Calls("ec2", "") != 2 {
 		t.Errorf("Calls(ec2, \"\") = %d", s.Calls("ec2", ""))
 	}
+	log := s.CallLog()
+	if len(log) != 3 {
+		t.Fatalf("CallLog has %d calls, want 3: %+v", len(log), log)
+	}
+	for _, c := range log {
+		// The real aws-sdk-go-v2 signs its User-Agent; the migration e2e
+		// tells the in-tree provider (aws-sdk-go v1) from the CCM by it.
+		if !c.SDKv2() || c.SDKv1() || c.Mutating() || c.Time.IsZero() {
+			t.Errorf("call %+v: want an SDK v2, read-only, timed call", c)
+		}
+	}
+	if log[0].Action != "DescribeInstances" || log[2].Service != "sts" {
+		t.Errorf("CallLog order: %+v", log)
+	}
+	if (Call{Action: "CreateLoadBalancer", UserAgent: "kubernetes/v1.26.13 aws-sdk-go/1.44.116 (go1.19; linux; amd64)"}).SDKv1() != true {
+		t.Error("an aws-sdk-go v1 User-Agent is not recognised")
+	}
 	s.ResetCalls()
-	if len(s.CallCounts()) != 0 || s.Calls("ec2", "DescribeInstances") != 0 {
+	if len(s.CallCounts()) != 0 || s.Calls("ec2", "DescribeInstances") != 0 || len(s.CallLog()) != 0 {
 		t.Errorf("after ResetCalls: %v", s.CallCounts())
 	}
 }
