@@ -33,7 +33,8 @@ type apiServerProc struct {
 }
 
 // apiServerArgs builds the command line. The flags come from hands-on runs
-// of v1.36/v1.37 on loopback (docs: /work/shared/real-components.md):
+// of v1.36/v1.37 on loopback (docs: /work/shared/real-components.md), and
+// v1.26 (Legacy) accepts them all, the egress selector configuration too:
 //   - --endpoint-reconciler-type=none: otherwise the apiserver logs every 10 s
 //     that 127.0.0.1 "may not be in the loopback range" for the kubernetes
 //     Endpoints.
@@ -74,14 +75,15 @@ func apiServerArgs(dir string, port int, etcdURL string, p *pki, auditPolicyFile
 	return append(args, extra...)
 }
 
-// startAPIServer starts kube-apiserver and waits for /readyz. It tries again
-// once, on a new port, if the port was taken in between.
-func startAPIServer(ctx context.Context, binDir, dir, etcdURL string, p *pki, auditPolicyFile, auditLogPath string, extra []string) (*apiServerProc, error) {
+// startAPIServer starts kube-apiserver from the binary at bin and waits for
+// /readyz. It tries again once, on a new port, if the port was taken in
+// between.
+func startAPIServer(ctx context.Context, bin, dir, etcdURL string, p *pki, auditPolicyFile, auditLogPath string, extra []string) (*apiServerProc, error) {
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		var a *apiServerProc
 		var collided bool
-		a, collided, err = startAPIServerOnce(ctx, binDir, dir, etcdURL, p, auditPolicyFile, auditLogPath, extra)
+		a, collided, err = startAPIServerOnce(ctx, bin, dir, etcdURL, p, auditPolicyFile, auditLogPath, extra)
 		if err == nil {
 			return a, nil
 		}
@@ -92,7 +94,7 @@ func startAPIServer(ctx context.Context, binDir, dir, etcdURL string, p *pki, au
 	return nil, err
 }
 
-func startAPIServerOnce(ctx context.Context, binDir, dir, etcdURL string, p *pki, auditPolicyFile, auditLogPath string, extra []string) (_ *apiServerProc, collided bool, _ error) {
+func startAPIServerOnce(ctx context.Context, bin, dir, etcdURL string, p *pki, auditPolicyFile, auditLogPath string, extra []string) (_ *apiServerProc, collided bool, _ error) {
 	ports, err := freePorts(1)
 	if err != nil {
 		return nil, false, err
@@ -100,7 +102,7 @@ func startAPIServerOnce(ctx context.Context, binDir, dir, etcdURL string, p *pki
 	url := "https://127.0.0.1:" + strconv.Itoa(ports[0])
 	logPath := filepath.Join(dir, "kube-apiserver.log")
 	args := apiServerArgs(dir, ports[0], etcdURL, p, auditPolicyFile, auditLogPath, extra)
-	proc, err := childproc.StartLogged("kube-apiserver", exec.Command(filepath.Join(binDir, APIServerBinary), args...), logPath)
+	proc, err := childproc.StartLogged("kube-apiserver", exec.Command(bin, args...), logPath)
 	if err != nil {
 		return nil, false, err
 	}

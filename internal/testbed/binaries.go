@@ -22,10 +22,31 @@ const (
 	// KubeadmBinary is not part of the control plane: tests use it to
 	// validate the kubeadm configuration awsccmctl renders (Tool).
 	KubeadmBinary = "kubeadm"
+	// KubeControllerManagerBinary is built only for LegacyVersion (Legacy).
+	KubeControllerManagerBinary = "kube-controller-manager"
 )
 
+// LegacyVersion is the Kubernetes version of the second, older pair of
+// binaries hack/build-testbed.sh builds (hack/tools/k8s126) into
+// BinDir()/LegacyVersion/: the last minor whose kube-controller-manager
+// still has the in-tree AWS cloud provider, for the in-tree → external
+// migration tests. Keep it in step with hack/tools/k8s126/go.mod.
+const LegacyVersion = "v1.26.13"
+
+// Legacy returns the paths of kube-apiserver and kube-controller-manager
+// LegacyVersion. Like Tool, it skips the test when they are missing, unless
+// $CI is set: then the test fails. Start a control plane on that apiserver
+// with Options.APIServerBinary.
+func Legacy(t testing.TB) (apiserver, kcm string) {
+	t.Helper()
+	apiserver = Tool(t, filepath.Join(LegacyVersion, APIServerBinary))
+	kcm = Tool(t, filepath.Join(LegacyVersion, KubeControllerManagerBinary))
+	return apiserver, kcm
+}
+
 // Tool returns the path of another binary hack/build-testbed.sh builds
-// (KubeadmBinary). Like Get, it skips the test when the binaries are
+// (KubeadmBinary), relative to BinDir (so "v1.26.13/kube-controller-manager"
+// names a legacy binary, see Legacy). Like Get, it skips the test when the binaries are
 // missing, unless $CI is set: then the test fails.
 func Tool(t testing.TB, name string) string {
 	t.Helper()

@@ -22,6 +22,9 @@ type pki struct {
 	CACert, ServingCert, ServingKey, AdminCert, AdminKey, SAKey, SAPub []byte
 
 	CACertFile, ServingCertFile, ServingKeyFile, SAKeyFile, SAPubFile string
+
+	ca    *x509.Certificate // signs the certificates issued later (clientCert)
+	caKey crypto.Signer
 }
 
 const certValidity = 7 * 24 * time.Hour
@@ -57,25 +60,8 @@ func newPKI(dir string) (*pki, error) {
 		return nil, err
 	}
 
-	issue := func(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return nil, nil, err
-		}
-		tmpl.SerialNumber = serial()
-		tmpl.NotBefore, tmpl.NotAfter = now, now.Add(certValidity)
-		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-		tmpl.BasicConstraintsValid = true
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
-		if err != nil {
-			return nil, nil, err
-		}
-		kp, err := encodeKey(key)
-		return pemBlock("CERTIFICATE", der), kp, err
-	}
-
-	p := &pki{CACert: pemBlock("CERTIFICATE", caDER)}
-	p.ServingCert, p.ServingKey, err = issue(&x509.Certificate{
+	p := &pki{CACert: pemBlock("CERTIFICATE", caDER), ca: ca, caKey: caKey}
+	p.ServingCert, p.ServingKey, err = p.issue(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback, net.IPv4(10, 96, 0, 1)},
@@ -85,10 +71,7 @@ func newPKI(dir string) (*pki, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
 	}
-	p.AdminCert, p.AdminKey, err = issue(&x509.Certificate{
-		Subject:     pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	})
+	p.AdminCert, p.AdminKey, err = p.clientCert("admin", []string{"system:masters"})
 	if err != nil {
 		return nil, fmt.Errorf("admin certificate: %w", err)
 	}
@@ -128,6 +111,38 @@ func newPKI(dir string) (*pki, error) {
 		}
 	}
 	return p, nil
+}
+
+// issue signs a certificate for a new ECDSA P-256 key with the CA; tmpl
+// gives the subject, names and extended key usages.
+func (p *pki) issue(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now().Add(-time.Hour) // tolerate small clock skew
+	tmpl.SerialNumber = serial()
+	tmpl.NotBefore, tmpl.NotAfter = now, now.Add(certValidity)
+	if tmpl.NotAfter.After(p.ca.NotAfter) { // issued after the CA: end with it
+		tmpl.NotAfter = p.ca.NotAfter
+	}
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.BasicConstraintsValid = true
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, key.Public(), p.caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	kp, err := encodeKey(key)
+	return pemBlock("CERTIFICATE", der), kp, err
+}
+
+// clientCert issues a client certificate: the apiserver authenticates it
+// as user cn in groups orgs.
+func (p *pki) clientCert(cn string, orgs []string) (certPEM, keyPEM []byte, err error) {
+	return p.issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: cn, Organization: orgs},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
 }
 
 func encodeKey(key crypto.Signer) ([]byte, error) {

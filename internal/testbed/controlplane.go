@@ -31,6 +31,11 @@ type Options struct {
 	// AuditPolicy, if set, is written to Dir/audit-policy.yaml and enables
 	// the audit log at Dir/audit.log (JSON lines, blocking mode).
 	AuditPolicy []byte
+	// APIServerBinary, if set, is the kube-apiserver to run instead of
+	// BinDir's, e.g. the LegacyVersion one from Legacy. etcd still comes
+	// from BinDir. The command line is the same for every supported
+	// version (checked with v1.26.13 and v1.37.1).
+	APIServerBinary string
 }
 
 // ControlPlane is a running etcd + kube-apiserver.
@@ -50,10 +55,20 @@ type ControlPlane struct {
 	AuditLogPath string
 	// StartupTime is how long Start took, from its call to /readyz = ok.
 	StartupTime time.Duration
+	// CACertFile is the cluster CA certificate (PEM): it signs the
+	// apiserver's serving certificate and the client certificates the
+	// apiserver accepts. A kube-controller-manager takes it as
+	// --root-ca-file (and --client-ca-file).
+	CACertFile string
+	// ServiceAccountKeyFile is the private key (PEM, ECDSA P-256) that
+	// signs service-account tokens: kube-controller-manager's
+	// --service-account-private-key-file.
+	ServiceAccountKeyFile string
 
 	etcd      *etcdProc
 	apiserver *apiServerProc
 	egress    *clusterEgress
+	pki       *pki
 	removeDir bool
 
 	stopOnce sync.Once
@@ -93,6 +108,11 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, retErr error) {
 	if err != nil {
 		return nil, fmt.Errorf("certificates: %w", err)
 	}
+	c.pki, c.CACertFile, c.ServiceAccountKeyFile = p, p.CACertFile, p.SAKeyFile
+	apiserverBin := filepath.Join(binDir, APIServerBinary)
+	if opts.APIServerBinary != "" {
+		apiserverBin = opts.APIServerBinary
+	}
 	var auditPolicyFile string
 	if len(opts.AuditPolicy) > 0 {
 		auditPolicyFile = filepath.Join(c.Dir, "audit-policy.yaml")
@@ -113,7 +133,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, retErr error) {
 		return nil, err
 	}
 	flags := append([]string{egressFlag}, opts.ExtraAPIServerFlags...)
-	c.apiserver, err = startAPIServer(ctx, binDir, c.Dir, c.etcd.clientURL, p, auditPolicyFile, c.AuditLogPath, flags)
+	c.apiserver, err = startAPIServer(ctx, apiserverBin, c.Dir, c.etcd.clientURL, p, auditPolicyFile, c.AuditLogPath, flags)
 	if err != nil {
 		if c.etcd.Exited() {
 			err = fmt.Errorf("%w\n%v", err, c.etcd.ExitError(logTailBytes))
@@ -208,6 +228,27 @@ func (c *ControlPlane) ServiceAccountConfig(ctx context.Context, namespace, name
 		QPS:             c.Config.QPS,
 		Burst:           c.Config.Burst,
 	}, nil
+}
+
+// ClientCertKubeconfig issues a client certificate for user cn in groups
+// orgs, signed by the control plane's CA (ECDSA P-256, valid as long as the
+// CA), and writes a kubeconfig for it to path (mode 0600, certificate and
+// key embedded, parent folders created). This is how kubeadm's
+// controller-manager.conf (cn "system:kube-controller-manager", no group)
+// and scheduler.conf authenticate, so RBAC applies to the holder as in a
+// real cluster: only system:masters in orgs bypasses it.
+func (c *ControlPlane) ClientCertKubeconfig(path, cn string, orgs []string) error {
+	if c.pki == nil {
+		return errors.New("testbed: ClientCertKubeconfig: control plane not started")
+	}
+	certPEM, keyPEM, err := c.pki.clientCert(cn, orgs)
+	if err != nil {
+		return fmt.Errorf("testbed: client certificate for %s: %w", cn, err)
+	}
+	return c.WriteKubeconfig(path, &rest.Config{
+		Host:            c.URL,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.Config.CAData, CertData: certPEM, KeyData: keyPEM},
+	})
 }
 
 // WriteKubeconfig writes a kubeconfig file (mode 0600, parent folders
