@@ -1,0 +1,292 @@
+package nodephase
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+)
+
+// fixture describes a node file tree of testdata/.
+type fixture struct {
+	name         string
+	layout       Layout
+	controlPlane bool
+	kcm, api     string // manifests' node paths
+	// kubeletFiles are the files kubelet-external edits.
+	kubeletFiles []string
+	providerID   string
+	hostname     string
+}
+
+var fixtures = []fixture{
+	{name: "kubeadm-control-plane", layout: LayoutKubeadm, controlPlane: true,
+		kcm: "/etc/kubernetes/manifests/kube-controller-manager.yaml", api: "/etc/kubernetes/manifests/kube-apiserver.yaml",
+		kubeletFiles: []string{"/var/lib/kubelet/kubeadm-flags.env"}, hostname: "ip-10-0-1-10.ec2.internal"},
+	{name: "kubeadm-node", layout: LayoutKubeadm,
+		kubeletFiles: []string{"/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet"}, providerID: "aws:///us-east-1a/i-0123456789abcdef0"},
+	{name: "kops-control-plane", layout: LayoutKops, controlPlane: true,
+		kcm: "/etc/kubernetes/manifests/kube-controller-manager.manifest", api: "/etc/kubernetes/manifests/kube-apiserver.manifest",
+		kubeletFiles: []string{"/etc/sysconfig/kubelet"}, providerID: "aws:///eu-west-1a/i-0f1e2d3c4b5a69788"},
+	{name: "kops-legacy-control-plane", layout: LayoutKops, controlPlane: true,
+		kcm: "/etc/kubernetes/manifests/kube-controller-manager.manifest", api: "/etc/kubernetes/manifests/kube-apiserver.manifest",
+		kubeletFiles: []string{"/etc/sysconfig/kubelet"}, hostname: "ip-172-20-1-10.eu-west-1.compute.internal"},
+	{name: "kops-node", layout: LayoutKops,
+		kubeletFiles: []string{"/etc/sysconfig/kubelet"}, providerID: "aws:///eu-west-1a/i-0a1b2c3d4e5f60718", hostname: "i-0a1b2c3d4e5f60718"},
+}
+
+// TestLifecycle runs every phase on every fixture, in the order a migration
+// does, with a re-run, a rollback and a restore, checking the files with
+// nodefiles and the node preflight checks.
+func TestLifecycle(t *testing.T) {
+	for _, fx := range fixtures {
+		t.Run(fx.name, func(t *testing.T) {
+			root := copyFixture(t, fx.name)
+			original := snapshot(t, root)
+			opts := func(p Phase) Options {
+				return Options{Root: root, Phase: p, LeaderMigrationConfig: lmConfig(t), ProviderID: fx.providerID, HostnameOverride: fx.hostname}
+			}
+			if fx.controlPlane {
+				testControlPlane(t, fx, root, opts, original)
+			} else {
+				_, err := Apply(opts(PhaseControlPlaneLeaderMigration))
+				if err == nil || !strings.Contains(err.Error(), "control-plane nodes only") {
+					t.Fatalf("control-plane phase on a worker: err = %v, want a clear refusal", err)
+				}
+				sameTree(t, snapshot(t, root), original)
+			}
+			testKubelet(t, fx, root, opts)
+
+			// Restore: byte-identical files, no state, nothing left.
+			r := mustApply(t, opts(PhaseRestore))
+			if !r.Changed {
+				t.Errorf("restore reported no change")
+			}
+			for _, f := range r.Files {
+				if f.Action != ActionRestored && f.Action != ActionRemoved && f.Action != ActionUnchanged {
+					t.Errorf("restore: %s %s", f.Path, f.Action)
+				}
+			}
+			sameTree(t, snapshot(t, root), original)
+			if r := mustApply(t, opts(PhaseRestore)); r.Changed || len(r.Files) > 0 {
+				t.Errorf("second restore: %+v", r)
+			}
+			sameTree(t, snapshot(t, root), original)
+		})
+	}
+}
+
+func testControlPlane(t *testing.T, fx fixture, root string, opts func(Phase) Options, original map[string]string) {
+	t.Helper()
+	// Dry run: the diffs, nothing written.
+	dry := opts(PhaseControlPlaneLeaderMigration)
+	dry.DryRun = true
+	r := mustApply(t, dry)
+	if !r.DryRun || !r.Changed || r.Layout != fx.layout {
+		t.Fatalf("dry run result: %+v", r)
+	}
+	if a := actions(r); a[fx.kcm] != ActionModified || a[LeaderMigrationConfigPath] != ActionCreated {
+		t.Errorf("dry run actions: %v", a)
+	}
+	for _, f := range r.Files {
+		if !strings.Contains(f.Diff, "+") {
+			t.Errorf("dry run: no diff for %s", f.Path)
+		}
+	}
+	sameTree(t, snapshot(t, root), original)
+
+	// Leader migration.
+	r = mustApply(t, opts(PhaseControlPlaneLeaderMigration))
+	if a := actions(r); a[fx.kcm] != ActionModified || a[LeaderMigrationConfigPath] != ActionCreated || len(a) != 2 {
+		t.Errorf("leader migration actions: %v", a)
+	}
+	checkLeaderMigration(t, fx, root)
+	checkBackups(t, root)
+	afterLM := snapshot(t, root)
+	if r := mustApply(t, opts(PhaseControlPlaneLeaderMigration)); r.Changed {
+		t.Errorf("second leader migration changed %v", r.ChangedPaths())
+	}
+	sameTree(t, nodeFiles(snapshot(t, root)), nodeFiles(afterLM))
+
+	// External.
+	r = mustApply(t, opts(PhaseControlPlaneExternal))
+	if a := actions(r); a[fx.kcm] != ActionModified || a[fx.api] != ActionModified || a[LeaderMigrationConfigPath] != ActionRemoved {
+		t.Errorf("external actions: %v", a)
+	}
+	checkExternal(t, fx, root)
+	afterExternal := snapshot(t, root)
+	if r := mustApply(t, opts(PhaseControlPlaneExternal)); r.Changed {
+		t.Errorf("second external changed %v", r.ChangedPaths())
+	}
+	sameTree(t, nodeFiles(snapshot(t, root)), nodeFiles(afterExternal))
+
+	// Rollback to leader migration: exactly the first run's files.
+	r = mustApply(t, opts(PhaseControlPlaneLeaderMigration))
+	if a := actions(r); a[fx.api] != ActionRestored || a[LeaderMigrationConfigPath] != ActionCreated {
+		t.Errorf("rollback actions: %v", a)
+	}
+	sameTree(t, nodeFiles(snapshot(t, root)), nodeFiles(afterLM))
+	// And forward again.
+	mustApply(t, opts(PhaseControlPlaneExternal))
+	sameTree(t, nodeFiles(snapshot(t, root)), nodeFiles(afterExternal))
+}
+
+func checkLeaderMigration(t *testing.T, fx fixture, root string) {
+	t.Helper()
+	n := readNode(t, root)
+	kcm := n.StaticPods[componentKCM]
+	if kcm == nil || kcm.Path != fx.kcm {
+		t.Fatalf("kube-controller-manager static Pod: %+v", kcm)
+	}
+	if v := flag(t, kcm.Flags, "cloud-provider"); v != "aws" {
+		t.Errorf("--cloud-provider=%s, want aws", v)
+	}
+	if v := flag(t, kcm.Flags, "enable-leader-migration"); v != "true" {
+		t.Errorf("--enable-leader-migration=%s", v)
+	}
+	if v := flag(t, kcm.Flags, "leader-migration-config"); v != LeaderMigrationConfigPath {
+		t.Errorf("--leader-migration-config=%s", v)
+	}
+	if got := readFile(t, root, LeaderMigrationConfigPath); got != string(lmConfig(t)) {
+		t.Errorf("leader-migration file:\n%s", got)
+	}
+	pod := readPod(t, root, fx.kcm)
+	vol := slices.IndexFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == LeaderMigrationVolumeName })
+	if vol < 0 || pod.Spec.Volumes[vol].HostPath == nil || pod.Spec.Volumes[vol].HostPath.Path != LeaderMigrationConfigPath ||
+		pod.Spec.Volumes[vol].HostPath.Type == nil || *pod.Spec.Volumes[vol].HostPath.Type != "File" {
+		t.Errorf("volumes: %+v", pod.Spec.Volumes)
+	}
+	c := pod.Spec.Containers[0]
+	m := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == LeaderMigrationVolumeName })
+	if m < 0 || c.VolumeMounts[m].MountPath != LeaderMigrationConfigPath || !c.VolumeMounts[m].ReadOnly {
+		t.Errorf("volume mounts: %+v", c.VolumeMounts)
+	}
+	if api := n.StaticPods[componentAPIServer]; flag(t, api.Flags, "cloud-provider") != "aws" {
+		t.Errorf("kube-apiserver changed in the leader-migration phase")
+	}
+}
+
+func checkExternal(t *testing.T, fx fixture, root string) {
+	t.Helper()
+	n := readNode(t, root)
+	kcm, api := n.StaticPods[componentKCM], n.StaticPods[componentAPIServer]
+	if v := flag(t, kcm.Flags, "cloud-provider"); v != "external" {
+		t.Errorf("kube-controller-manager --cloud-provider=%s", v)
+	}
+	for _, f := range []string{"cloud-config", "enable-leader-migration", "leader-migration-config"} {
+		if kcm.Flags.Has(f) {
+			t.Errorf("kube-controller-manager still has --%s", f)
+		}
+	}
+	for _, f := range []string{"cloud-provider", "cloud-config"} {
+		if api.Flags.Has(f) {
+			t.Errorf("kube-apiserver still has --%s", f)
+		}
+	}
+	for _, v := range api.Flags.Values("enable-admission-plugins") {
+		if strings.Contains(v, pluginPVL) || v == "" {
+			t.Errorf("--enable-admission-plugins=%s", v)
+		}
+	}
+	if exists(root, LeaderMigrationConfigPath) || exists(root, path.Dir(LeaderMigrationConfigPath)) {
+		t.Errorf("the leader-migration file or its directory is left")
+	}
+	for _, v := range readPod(t, root, fx.kcm).Spec.Volumes {
+		if v.Name == LeaderMigrationVolumeName {
+			t.Errorf("the leader-migration volume is left")
+		}
+	}
+	st := checkStatuses(t, root)
+	for _, id := range []string{nodechecks.IDNodeFilesReadable, nodechecks.IDAPIServerCloudProvider, nodechecks.IDAPIServerCloudConfig,
+		nodechecks.IDAPIServerAdmission, nodechecks.IDKCMCloudProvider, nodechecks.IDKCMLeaderElect} {
+		if st[id].Status != preflight.StatusPass {
+			t.Errorf("check %s: %s: %s", id, st[id].Status, st[id].Message)
+		}
+	}
+}
+
+func testKubelet(t *testing.T, fx fixture, root string, opts func(Phase) Options) {
+	t.Helper()
+	before := snapshot(t, root)
+	dry := opts(PhaseKubeletExternal)
+	dry.DryRun = true
+	if r := mustApply(t, dry); !r.Changed {
+		t.Errorf("kubelet dry run: no change")
+	}
+	sameTree(t, snapshot(t, root), before)
+
+	r := mustApply(t, opts(PhaseKubeletExternal))
+	var changed []string
+	for _, f := range r.Files {
+		if f.Action == ActionModified {
+			changed = append(changed, f.Path)
+		}
+	}
+	slices.Sort(changed)
+	want := slices.Sorted(slices.Values(fx.kubeletFiles))
+	if !slices.Equal(changed, want) {
+		t.Errorf("kubelet-external modified %v, want %v", changed, want)
+	}
+	n := readNode(t, root)
+	k := n.Kubelet
+	if v := flag(t, k.Flags, "cloud-provider"); v != "external" {
+		t.Errorf("kubelet --cloud-provider=%s", v)
+	}
+	if k.Flags.Has("cloud-config") {
+		t.Errorf("kubelet still has --cloud-config")
+	}
+	if fx.providerID != "" && flag(t, k.Flags, "provider-id") != fx.providerID {
+		t.Errorf("kubelet --provider-id")
+	}
+	if fx.hostname != "" && flag(t, k.Flags, "hostname-override") != fx.hostname {
+		t.Errorf("kubelet --hostname-override")
+	}
+	st := checkStatuses(t, root)
+	for _, id := range []string{nodechecks.IDKubeletCloudProvider, nodechecks.IDKubeletNodeIdentity} {
+		if st[id].Status != preflight.StatusPass {
+			t.Errorf("check %s: %s: %s", id, st[id].Status, st[id].Message)
+		}
+	}
+	checkBackups(t, root)
+	after := snapshot(t, root)
+	if r := mustApply(t, opts(PhaseKubeletExternal)); r.Changed {
+		t.Errorf("second kubelet-external changed %v", r.ChangedPaths())
+	}
+	sameTree(t, nodeFiles(snapshot(t, root)), nodeFiles(after))
+}
+
+// checkBackups: the static Pod directory holds only manifests the kubelet
+// should run (no backup, no temporary file), every backup is in BackupDir
+// and matches its recorded hash.
+func checkBackups(t *testing.T, root string) {
+	t.Helper()
+	entries, _ := os.ReadDir(filepath.Join(root, nodefiles.ManifestsDir))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") || strings.Contains(e.Name(), "backup") || strings.Contains(e.Name(), "awsccmctl") {
+			t.Errorf("%s/%s is not a manifest", nodefiles.ManifestsDir, e.Name())
+		}
+	}
+	st, err := loadState(nodeFS{root: root})
+	if err != nil || st == nil {
+		t.Fatalf("state: %v, %v", st, err)
+	}
+	for _, f := range st.Files {
+		if !f.Existed {
+			continue
+		}
+		if !strings.HasPrefix(f.Backup, BackupDir+"/") || strings.HasPrefix(f.Backup, nodefiles.ManifestsDir) {
+			t.Errorf("backup of %s at %s", f.Path, f.Backup)
+		}
+		if hashOf([]byte(readFile(t, root, f.Backup))) != f.SHA256 {
+			t.Errorf("backup of %s does not match its hash", f.Path)
+		}
+	}
+}
