@@ -146,13 +146,13 @@ func checkLeaderMigration(t *testing.T, fx fixture, root string) {
 	if kcm == nil || kcm.Path != fx.kcm {
 		t.Fatalf("kube-controller-manager static Pod: %+v", kcm)
 	}
-	if v := flag(t, kcm.Flags, "cloud-provider"); v != "aws" {
+	if v := flagValue(t, kcm.Flags, "cloud-provider"); v != "aws" {
 		t.Errorf("--cloud-provider=%s, want aws", v)
 	}
-	if v := flag(t, kcm.Flags, "enable-leader-migration"); v != "true" {
+	if v := flagValue(t, kcm.Flags, "enable-leader-migration"); v != "true" {
 		t.Errorf("--enable-leader-migration=%s", v)
 	}
-	if v := flag(t, kcm.Flags, "leader-migration-config"); v != LeaderMigrationConfigPath {
+	if v := flagValue(t, kcm.Flags, "leader-migration-config"); v != LeaderMigrationConfigPath {
 		t.Errorf("--leader-migration-config=%s", v)
 	}
 	if got := readFile(t, root, LeaderMigrationConfigPath); got != string(lmConfig(t)) {
@@ -169,7 +169,7 @@ func checkLeaderMigration(t *testing.T, fx fixture, root string) {
 	if m < 0 || c.VolumeMounts[m].MountPath != LeaderMigrationConfigPath || !c.VolumeMounts[m].ReadOnly {
 		t.Errorf("volume mounts: %+v", c.VolumeMounts)
 	}
-	if api := n.StaticPods[componentAPIServer]; flag(t, api.Flags, "cloud-provider") != "aws" {
+	if api := n.StaticPods[componentAPIServer]; flagValue(t, api.Flags, "cloud-provider") != "aws" {
 		t.Errorf("kube-apiserver changed in the leader-migration phase")
 	}
 }
@@ -178,7 +178,7 @@ func checkExternal(t *testing.T, fx fixture, root string) {
 	t.Helper()
 	n := readNode(t, root)
 	kcm, api := n.StaticPods[componentKCM], n.StaticPods[componentAPIServer]
-	if v := flag(t, kcm.Flags, "cloud-provider"); v != "external" {
+	if v := flagValue(t, kcm.Flags, "cloud-provider"); v != "external" {
 		t.Errorf("kube-controller-manager --cloud-provider=%s", v)
 	}
 	for _, f := range []string{"cloud-config", "enable-leader-migration", "leader-migration-config"} {
@@ -237,16 +237,16 @@ func testKubelet(t *testing.T, fx fixture, root string, opts func(Phase) Options
 	}
 	n := readNode(t, root)
 	k := n.Kubelet
-	if v := flag(t, k.Flags, "cloud-provider"); v != "external" {
+	if v := flagValue(t, k.Flags, "cloud-provider"); v != "external" {
 		t.Errorf("kubelet --cloud-provider=%s", v)
 	}
 	if k.Flags.Has("cloud-config") {
 		t.Errorf("kubelet still has --cloud-config")
 	}
-	if fx.providerID != "" && flag(t, k.Flags, "provider-id") != fx.providerID {
+	if fx.providerID != "" && flagValue(t, k.Flags, "provider-id") != fx.providerID {
 		t.Errorf("kubelet --provider-id")
 	}
-	if fx.hostname != "" && flag(t, k.Flags, "hostname-override") != fx.hostname {
+	if fx.hostname != "" && flagValue(t, k.Flags, "hostname-override") != fx.hostname {
 		t.Errorf("kubelet --hostname-override")
 	}
 	st := checkStatuses(t, root)

@@ -16,4 +16,8 @@
 // comparing it with the intended change before anything is written. Writes
 // are atomic (a dot-prefixed temporary file in the same directory, fsync,
 // rename), and DryRun computes the same result and diffs without writing.
+//
+// EditClusterConfiguration makes the matching change to the
+// ClusterConfiguration of ConfigMap kube-system/kubeadm-config, so that
+// `kubeadm upgrade` does not undo the phases.
 package nodephase

@@ -190,7 +190,7 @@ func actions(r *Result) map[string]Action {
 	return out
 }
 
-func flag(t *testing.T, f nodefiles.Flags, name string) string {
+func flagValue(t *testing.T, f nodefiles.Flags, name string) string {
 	t.Helper()
 	v, ok := f.Get(name)
 	if !ok {

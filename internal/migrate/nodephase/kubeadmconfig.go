@@ -1,0 +1,372 @@
+package nodephase
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// This file makes the control-plane phases' change to the ClusterConfiguration
+// in ConfigMap kube-system/kubeadm-config, so that `kubeadm upgrade`, which
+// regenerates the static Pods from it, keeps them. The value is machine
+// written: it goes through yaml.v3's node tree, which keeps key order and
+// comments, and is written back in kubeadm's style.
+
+// kubeadm API versions of ClusterConfiguration.
+const (
+	kubeadmV1beta2 = "kubeadm.k8s.io/v1beta2"
+	kubeadmV1beta3 = "kubeadm.k8s.io/v1beta3"
+	kubeadmV1beta4 = "kubeadm.k8s.io/v1beta4"
+)
+
+// EditClusterConfiguration returns the ClusterConfiguration that matches
+// phase, computed from original (the ConfigMap's value before the
+// migration), so that every call is declarative:
+//
+//   - PhaseControlPlaneLeaderMigration: controllerManager.extraArgs gets
+//     enable-leader-migration=true and leader-migration-config=lmConfigPath,
+//     controllerManager.extraVolumes the file's read-only hostPath volume.
+//   - PhaseControlPlaneExternal: controllerManager.extraArgs gets
+//     cloud-provider=external and loses cloud-config and leader migration
+//     (and the volume); apiServer.extraArgs loses cloud-provider,
+//     cloud-config and PersistentVolumeLabel from enable-admission-plugins.
+//   - PhaseRestore: original, unchanged.
+//
+// v1beta2 and v1beta3 write extraArgs as a map, v1beta4 as a list of
+// {name, value}. When nothing changes the original bytes are returned.
+// lmConfigPath "" means LeaderMigrationConfigPath.
+func EditClusterConfiguration(original []byte, phase Phase, lmConfigPath string) ([]byte, error) {
+	if lmConfigPath == "" {
+		lmConfigPath = LeaderMigrationConfigPath
+	}
+	switch phase {
+	case PhaseRestore:
+		return original, nil
+	case PhaseControlPlaneLeaderMigration, PhaseControlPlaneExternal:
+	default:
+		return nil, fmt.Errorf("ClusterConfiguration: phase %q has no ClusterConfiguration change (want %s, %s or %s)",
+			phase, PhaseControlPlaneLeaderMigration, PhaseControlPlaneExternal, PhaseRestore)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(original))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("ClusterConfiguration: not valid YAML: %w", err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("ClusterConfiguration: want one YAML document")
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("ClusterConfiguration: not a mapping")
+	}
+	root := doc.Content[0]
+	apiVersion, _ := scalarValue(root, "apiVersion")
+	if kind, _ := scalarValue(root, "kind"); kind != "ClusterConfiguration" {
+		return nil, fmt.Errorf("ClusterConfiguration: kind %q, want ClusterConfiguration", kind)
+	}
+	if !slices.Contains([]string{kubeadmV1beta2, kubeadmV1beta3, kubeadmV1beta4}, apiVersion) {
+		return nil, fmt.Errorf("ClusterConfiguration: apiVersion %q is not supported (want %s, %s or %s)", apiVersion, kubeadmV1beta2, kubeadmV1beta3, kubeadmV1beta4)
+	}
+	e := &ccEditor{list: apiVersion == kubeadmV1beta4}
+	var err error
+	if phase == PhaseControlPlaneLeaderMigration {
+		err = e.leaderMigration(root, lmConfigPath)
+	} else {
+		err = e.external(root)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ClusterConfiguration: %w", err)
+	}
+	if !e.changed {
+		return original, nil
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	enc.CompactSeqIndent()
+	if err := enc.Encode(&doc); err != nil {
+		return nil, fmt.Errorf("ClusterConfiguration: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("ClusterConfiguration: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// ccEditor edits a ClusterConfiguration's node tree.
+type ccEditor struct {
+	// list: extraArgs is a list of {name, value} (v1beta4), else a map.
+	list    bool
+	changed bool
+}
+
+func (e *ccEditor) leaderMigration(root *yaml.Node, lmPath string) error {
+	cm, err := e.mapping(root, "controllerManager")
+	if err != nil {
+		return err
+	}
+	if err := e.setArg(cm, flagEnableLeaderMigration, "true"); err != nil {
+		return err
+	}
+	if err := e.setArg(cm, flagLeaderMigrationConfig, lmPath); err != nil {
+		return err
+	}
+	vols, err := e.sequence(cm, "extraVolumes")
+	if err != nil {
+		return err
+	}
+	for _, v := range vols.Content {
+		name, _ := scalarValue(v, "name")
+		host, _ := scalarValue(v, "hostPath")
+		if name == LeaderMigrationVolumeName {
+			if host != lmPath {
+				return fmt.Errorf("controllerManager.extraVolumes has %s with hostPath %s, want %s", name, host, lmPath)
+			}
+			return nil
+		}
+	}
+	// Keys in kubeadm's (alphabetical) order.
+	vol := mappingNode("hostPath", lmPath, "mountPath", lmPath, "name", LeaderMigrationVolumeName, "pathType", "File")
+	vol.Content = append(vol.Content, scalarNode("readOnly"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+	vols.Content = append(vols.Content, vol)
+	e.changed = true
+	return nil
+}
+
+func (e *ccEditor) external(root *yaml.Node) error {
+	cm, err := e.mapping(root, "controllerManager")
+	if err != nil {
+		return err
+	}
+	if err := e.setArg(cm, flagCloudProvider, providerExternal); err != nil {
+		return err
+	}
+	for _, f := range []string{flagCloudConfig, flagEnableLeaderMigration, flagLeaderMigrationConfig} {
+		if err := e.removeArg(cm, f, ""); err != nil {
+			return err
+		}
+	}
+	if _, vols := lookup(cm, "extraVolumes"); vols != nil && vols.Kind == yaml.SequenceNode {
+		n := len(vols.Content)
+		vols.Content = slices.DeleteFunc(vols.Content, func(v *yaml.Node) bool {
+			name, _ := scalarValue(v, "name")
+			return name == LeaderMigrationVolumeName
+		})
+		if len(vols.Content) != n {
+			e.changed = true
+			if len(vols.Content) == 0 {
+				deleteKey(cm, "extraVolumes")
+			}
+		}
+	}
+	if _, api := lookup(root, "apiServer"); api != nil && api.Kind == yaml.MappingNode {
+		for _, f := range []string{flagCloudProvider, flagCloudConfig} {
+			if err := e.removeArg(api, f, ""); err != nil {
+				return err
+			}
+		}
+		if err := e.removeArg(api, flagAdmissionPlugins, pluginPVL); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mapping returns the mapping under key, created (at the end) when absent.
+func (e *ccEditor) mapping(parent *yaml.Node, key string) (*yaml.Node, error) {
+	_, v := lookup(parent, key)
+	switch {
+	case v == nil:
+		v = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		insertKey(parent, key, v)
+		e.changed = true
+	case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
+		v.Kind, v.Tag, v.Value = yaml.MappingNode, "!!map", ""
+	case v.Kind != yaml.MappingNode:
+		return nil, fmt.Errorf("%s is not a mapping", key)
+	}
+	if len(v.Content) == 0 {
+		v.Style = 0 // "{}" becomes a block mapping when filled
+	}
+	return v, nil
+}
+
+// sequence returns the sequence under key, created when absent.
+func (e *ccEditor) sequence(parent *yaml.Node, key string) (*yaml.Node, error) {
+	_, v := lookup(parent, key)
+	switch {
+	case v == nil:
+		v = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		insertKey(parent, key, v)
+	case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
+		v.Kind, v.Tag, v.Value = yaml.SequenceNode, "!!seq", ""
+	case v.Kind != yaml.SequenceNode:
+		return nil, fmt.Errorf("%s is not a list", key)
+	}
+	if len(v.Content) == 0 {
+		v.Style = 0 // "[]" becomes a block sequence when filled
+	}
+	return v, nil
+}
+
+func scalarNode(v string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+}
+
+// mappingNode builds a block mapping of string keys and values.
+func mappingNode(kv ...string) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, s := range kv {
+		m.Content = append(m.Content, scalarNode(s))
+	}
+	return m
+}
+
+// setScalar sets key of mapping m to the string value, keeping the value's
+// comments, or appends the key.
+func setScalar(m *yaml.Node, key, value string) {
+	if _, v := lookup(m, key); v != nil {
+		v.Kind, v.Tag, v.Value, v.Style, v.Content = yaml.ScalarNode, "!!str", value, 0, nil
+		return
+	}
+	m.Content = append(m.Content, scalarNode(key), scalarNode(value))
+}
+
+// insertKey adds key to mapping m: where it keeps sorted keys sorted (as
+// kubeadm writes them), else at the end.
+func insertKey(m *yaml.Node, key string, v *yaml.Node) {
+	var keys []string
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		keys = append(keys, m.Content[i].Value)
+	}
+	at := len(m.Content)
+	if slices.IsSorted(keys) {
+		i, _ := slices.BinarySearch(keys, key)
+		at = 2 * i
+	}
+	m.Content = slices.Insert(m.Content, at, scalarNode(key), v)
+}
+
+func deleteKey(m *yaml.Node, key string) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = slices.Delete(m.Content, i, i+2)
+			return
+		}
+	}
+}
+
+// setArg gives flag name the value in the component's extraArgs.
+func (e *ccEditor) setArg(comp *yaml.Node, name, value string) error {
+	if e.list {
+		args, err := e.sequence(comp, "extraArgs")
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, a := range args.Content {
+			if n, _ := scalarValue(a, "name"); n == name {
+				found = true
+				if _, v := lookup(a, "value"); v != nil && v.Kind == yaml.ScalarNode && v.Value == value {
+					continue
+				}
+				setScalar(a, "value", value)
+				e.changed = true
+			}
+		}
+		if !found {
+			args.Content = append(args.Content, mappingNode("name", name, "value", value))
+			e.changed = true
+		}
+		return nil
+	}
+	args, err := e.mapping(comp, "extraArgs")
+	if err != nil {
+		return err
+	}
+	if _, v := lookup(args, name); v != nil {
+		if v.Kind == yaml.ScalarNode && v.Value == value {
+			return nil
+		}
+		setScalar(args, name, value)
+	} else {
+		insertKey(args, name, scalarNode(value))
+	}
+	e.changed = true
+	return nil
+}
+
+// removeArg removes flag name from the component's extraArgs; with item,
+// it removes that item of the flag's comma-separated list instead (and the
+// flag when the list becomes empty).
+func (e *ccEditor) removeArg(comp *yaml.Node, name, item string) error {
+	k, args := lookup(comp, "extraArgs")
+	if args == nil {
+		return nil
+	}
+	before := len(args.Content)
+	// edit returns the new value and whether the argument stays.
+	edit := func(value string) (string, bool) {
+		if item == "" {
+			return "", false
+		}
+		items := strings.Split(value, ",")
+		kept := slices.DeleteFunc(slices.Clone(items), func(s string) bool { return strings.TrimSpace(s) == item })
+		return strings.Join(kept, ","), len(kept) > 0
+	}
+	switch {
+	case e.list && args.Kind == yaml.SequenceNode:
+		var out []*yaml.Node
+		for _, a := range args.Content {
+			n, _ := scalarValue(a, "name")
+			if n != name {
+				out = append(out, a)
+				continue
+			}
+			v, _ := scalarValue(a, "value")
+			nv, keep := edit(v)
+			if keep && nv == v {
+				out = append(out, a)
+				continue
+			}
+			e.changed = true
+			if keep {
+				setScalar(a, "value", nv)
+				out = append(out, a)
+			}
+		}
+		args.Content = out
+	case !e.list && args.Kind == yaml.MappingNode:
+		_, v := lookup(args, name)
+		if v == nil {
+			return nil
+		}
+		nv, keep := edit(v.Value)
+		if keep && nv == v.Value {
+			return nil
+		}
+		e.changed = true
+		if keep {
+			setScalar(args, name, nv)
+		} else {
+			deleteKey(args, name)
+		}
+	case args.Kind == yaml.ScalarNode && args.Tag == "!!null":
+		return nil
+	default:
+		want := "a map"
+		if e.list {
+			want = "a list of {name, value}"
+		}
+		return fmt.Errorf("line %d: extraArgs is not %s", k.Line, want)
+	}
+	if len(args.Content) == 0 && before > 0 {
+		deleteKey(comp, "extraArgs")
+	}
+	return nil
+}
