@@ -142,6 +142,12 @@ func Apply(o Options) (*Result, error) {
 	if p, err = makePlan(fsys, o); err != nil {
 		return nil, err
 	}
+	if !p.changes() {
+		for i := len(created) - 1; i >= 0; i-- {
+			_, _ = fsys.removeEmptyDir(created[i])
+		}
+		return p.result(), nil
+	}
 	if p.st == nil {
 		p.st = &state{APIVersion: stateAPIVersion, CreatedDirs: created}
 	}

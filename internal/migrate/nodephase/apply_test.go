@@ -1,6 +1,7 @@
 package nodephase
 
 import (
+	"encoding/json"
 	"os"
 	"path"
 	"path/filepath"
@@ -218,8 +219,8 @@ func testKubelet(t *testing.T, fx fixture, root string, opts func(Phase) Options
 	before := snapshot(t, root)
 	dry := opts(PhaseKubeletExternal)
 	dry.DryRun = true
-	if r := mustApply(t, dry); !r.Changed {
-		t.Errorf("kubelet dry run: no change")
+	if r := mustApply(t, dry); !r.Changed || r.Layout != fx.layout {
+		t.Errorf("kubelet dry run: changed %v, layout %s", r.Changed, r.Layout)
 	}
 	sameTree(t, snapshot(t, root), before)
 
@@ -288,5 +289,44 @@ func checkBackups(t *testing.T, root string) {
 		if hashOf([]byte(readFile(t, root, f.Backup))) != f.SHA256 {
 			t.Errorf("backup of %s does not match its hash", f.Path)
 		}
+	}
+}
+
+// TestResultJSON pins the keys of `-o json`.
+func TestResultJSON(t *testing.T) {
+	root := copyFixture(t, "kubeadm-node")
+	r := mustApply(t, Options{Root: root, Phase: PhaseKubeletExternal, DryRun: true})
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"schemaVersion":"awsccmctl.io/migrate-node/v1"`, `"phase":"kubelet-external"`, `"dryRun":true`,
+		`"layout":"kubeadm"`, `"changed":true`, `"path":"/var/lib/kubelet/kubeadm-flags.env"`, `"action":"modified"`,
+		`"backup":"/var/lib/awsccmctl/migration/backup/var/lib/kubelet/kubeadm-flags.env"`, `"diff":"--- a/var/lib/kubelet/kubeadm-flags.env`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON %s lacks %s", b, want)
+		}
+	}
+	if got := r.ChangedPaths(); !slices.Equal(got, []string{"/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet"}) {
+		t.Errorf("ChangedPaths() = %v", got)
+	}
+}
+
+// TestIdentityKept: a providerID already in the kubelet configuration, or a
+// --hostname-override already set, equal to the one asked for, is not added
+// again.
+func TestIdentityKept(t *testing.T) {
+	root := copyFixture(t, "kubeadm-node")
+	cfg := "/var/lib/kubelet/config.yaml"
+	writeNodeFile(t, root, cfg, readFile(t, root, cfg)+"providerID: aws:///us-east-1a/i-0123456789abcdef0\n")
+	mustApply(t, Options{Root: root, Phase: PhaseKubeletExternal, ProviderID: "aws:///us-east-1a/i-0123456789abcdef0"})
+	if got := readFile(t, root, "/var/lib/kubelet/kubeadm-flags.env"); strings.Contains(got, "provider-id") || !strings.Contains(got, "--cloud-provider=external") {
+		t.Errorf("kubeadm-flags.env: %s", got)
+	}
+
+	root = copyFixture(t, "kops-node")
+	mustApply(t, Options{Root: root, Phase: PhaseKubeletExternal, HostnameOverride: "i-0a1b2c3d4e5f60718"})
+	if n := strings.Count(readFile(t, root, "/etc/sysconfig/kubelet"), "--hostname-override="); n != 1 {
+		t.Errorf("%d --hostname-override flags", n)
 	}
 }

@@ -219,14 +219,18 @@ func (p *plan) kubelet(fsys nodeFS, node *nodefiles.Node) error {
 			continue
 		}
 		have := values(id.flag)
-		if id.flag == flagProviderID && k.Config != nil && k.Config.ProviderID != "" {
-			have = append(have, k.Config.ProviderID)
-		}
 		for _, v := range have {
 			if v != id.want {
-				return fmt.Errorf("the kubelet already has --%s=%s (or providerID in %s), not %s: the tool does not change a Node's identity; fix the value by hand or drop --%s",
-					id.flag, v, k.ConfigPath, id.want, id.flag)
+				return fmt.Errorf("the kubelet already has --%s=%s, not %s: the tool does not change a Node's identity; fix the value by hand or leave the option out",
+					id.flag, v, id.want)
 			}
+		}
+		if id.flag == flagProviderID && k.Config != nil && k.Config.ProviderID != "" {
+			if k.Config.ProviderID != id.want {
+				return fmt.Errorf("the kubelet configuration %s has providerID %s, not %s: the tool does not change a Node's identity; fix the value by hand or leave the option out",
+					k.ConfigPath, k.Config.ProviderID, id.want)
+			}
+			have = append(have, k.Config.ProviderID)
 		}
 		if len(have) == 0 {
 			add[id.flag] = id.want
