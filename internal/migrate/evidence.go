@@ -1,0 +1,259 @@
+package migrate
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+)
+
+// lease is a Lease's holder as the gates need it.
+type lease struct {
+	Exists   bool
+	Holder   string
+	Acquired time.Time
+	Renewed  time.Time
+	Duration time.Duration
+}
+
+// fresh reports whether the holder renewed within its lease duration.
+func (l lease) fresh(now time.Time) bool {
+	d := l.Duration
+	if d <= 0 {
+		d = DefaultLeaseDuration
+	}
+	return l.Exists && l.Holder != "" && now.Sub(l.Renewed) <= d
+}
+
+func readLease(ctx context.Context, client kubernetes.Interface, namespace, name string) (lease, error) {
+	l, err := client.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return lease{}, nil
+	}
+	if err != nil {
+		return lease{}, fmt.Errorf("read Lease %s/%s: %w", namespace, name, err)
+	}
+	return leaseOf(l), nil
+}
+
+func leaseOf(l *coordinationv1.Lease) lease {
+	out := lease{Exists: true}
+	if l.Spec.HolderIdentity != nil {
+		out.Holder = *l.Spec.HolderIdentity
+	}
+	if l.Spec.AcquireTime != nil {
+		out.Acquired = l.Spec.AcquireTime.Time
+	}
+	if l.Spec.RenewTime != nil {
+		out.Renewed = l.Spec.RenewTime.Time
+	}
+	if l.Spec.LeaseDurationSeconds != nil {
+		out.Duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	}
+	return out
+}
+
+// leases are the three Leases of the hand-over.
+type leases struct {
+	KCM, CCM, Migration lease
+}
+
+// migrationHolder says which manager holds the migration lease: both
+// managers' identities look alike (<hostname>_<uuid>), so the migration
+// lease's holder is compared with the holders of their main leases.
+func (l leases) migrationHolder() string {
+	switch {
+	case !l.Migration.Exists || l.Migration.Holder == "":
+		return "nobody"
+	case l.Migration.Holder == l.KCM.Holder:
+		return leadermigration.ComponentKCM
+	case l.Migration.Holder == l.CCM.Holder:
+		return leadermigration.ComponentCCM
+	}
+	return "an unknown identity " + l.Migration.Holder
+}
+
+func (l leases) String() string {
+	return fmt.Sprintf("leases: %s=%q, %s=%q, %s=%q (held by %s)",
+		leadermigration.KCMLeaseName, l.KCM.Holder, install.LeaseName, l.CCM.Holder,
+		leadermigration.LeaseName, l.Migration.Holder, l.migrationHolder())
+}
+
+func readLeases(ctx context.Context, client kubernetes.Interface) (leases, error) {
+	var out leases
+	var err error
+	ns := leadermigration.LeaseNamespace
+	if out.KCM, err = readLease(ctx, client, ns, leadermigration.KCMLeaseName); err != nil {
+		return out, err
+	}
+	if out.CCM, err = readLease(ctx, client, ns, install.LeaseName); err != nil {
+		return out, err
+	}
+	out.Migration, err = readLease(ctx, client, ns, leadermigration.LeaseName)
+	return out, err
+}
+
+// staticPodFlags are one control-plane component's flags on one node, as
+// its mirror Pod shows them.
+type staticPodFlags struct {
+	Node  string
+	Pod   string
+	Flags nodefiles.Flags
+}
+
+// mirrorPodFlags returns the flags of component's mirror Pods in
+// kube-system, one per node (kubeadm labels them component=<name>, kops
+// k8s-app=<name>).
+func mirrorPodFlags(ctx context.Context, client kubernetes.Interface, component string) ([]staticPodFlags, error) {
+	var out []staticPodFlags
+	seen := map[string]bool{}
+	for _, key := range []string{"component", "k8s-app"} {
+		pods, err := client.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{
+			LabelSelector: labels.SelectorFromSet(labels.Set{key: component}).String(),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list %s mirror Pods: %w", component, err)
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; !mirror || seen[p.Name] {
+				continue
+			}
+			seen[p.Name] = true
+			out = append(out, staticPodFlags{Node: p.Spec.NodeName, Pod: p.Name, Flags: componentFlags(p, component)})
+		}
+	}
+	slices.SortFunc(out, func(a, b staticPodFlags) int { return strings.Compare(a.Node, b.Node) })
+	return out, nil
+}
+
+// componentFlags finds the component's binary in the container's command
+// and args (kubeadm: the first word; kops: after /go-runner, or inside a
+// /bin/sh -c script) and returns the flags after it.
+func componentFlags(p *corev1.Pod, component string) nodefiles.Flags {
+	for _, c := range p.Spec.Containers {
+		words := append(append([]string{}, c.Command...), c.Args...)
+		for i, w := range words {
+			if path.Base(w) == component {
+				return nodefiles.ParseFlags(words[i+1:])
+			}
+			// A shell script: split it into words (no quoting in these
+			// lines beyond plain words) up to the first redirection.
+			if strings.Contains(w, component+" ") {
+				fields := strings.Fields(w)
+				for k, f := range fields {
+					if path.Base(f) == component {
+						var rest []string
+						for _, r := range fields[k+1:] {
+							if strings.ContainsAny(r, "<>|&;") {
+								break
+							}
+							rest = append(rest, strings.Trim(r, `"'`))
+						}
+						return nodefiles.ParseFlags(rest)
+					}
+				}
+			}
+		}
+	}
+	return nodefiles.ParseFlags(nil)
+}
+
+// HealthzChecks parses /healthz?verbose: the names of the checks that
+// answered "[+]name ok".
+func HealthzChecks(body string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if name, ok := strings.CutPrefix(line, "[+]"); ok {
+			name = strings.TrimSuffix(name, " ok")
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// ccmHealthz reads /healthz?verbose of every running CCM Pod through the
+// apiserver's pods proxy (so it works from wherever apply runs) and returns
+// the union of their checks: only the leader runs controllers, and "the CCM
+// runs X" holds when any of them does. holder, when a Pod's node name begins
+// it (hostNetwork Pods share the node's host name), is read first.
+func ccmHealthz(ctx context.Context, client kubernetes.Interface, namespace, holder string) (pods string, checks []string, err error) {
+	list, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(labels.Set{install.LabelName: install.AppName}).String(),
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("list CCM Pods: %w", err)
+	}
+	var names []string
+	seen := map[string]bool{}
+	var errs []string
+	for _, p := range list.Items {
+		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+			continue
+		}
+		body, err := client.CoreV1().Pods(namespace).ProxyGet("https", p.Name, fmt.Sprint(install.SecurePort), "/healthz", map[string]string{"verbose": "true"}).DoRaw(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("GET /healthz?verbose of Pod %s/%s through the apiserver: %v", namespace, p.Name, err))
+			continue
+		}
+		names = append(names, p.Name)
+		for _, c := range HealthzChecks(string(body)) {
+			if !seen[c] {
+				seen[c] = true
+				checks = append(checks, c)
+			}
+		}
+	}
+	if len(names) == 0 {
+		if len(errs) > 0 {
+			return "", nil, fmt.Errorf("%s", strings.Join(errs, "; "))
+		}
+		return "", nil, fmt.Errorf("no running CCM Pod in %s (leader %q)", namespace, holder)
+	}
+	return strings.Join(names, ","), checks, nil
+}
+
+// canAccessLease asks the apiserver whether user (with groups) may verb the
+// migration lease.
+func canAccessLease(ctx context.Context, client kubernetes.Interface, user string, groups []string, verb string) (bool, string, error) {
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user, Groups: groups,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: leadermigration.LeaseNamespace, Verb: verb, Group: "coordination.k8s.io",
+			Resource: "leases", Name: leadermigration.LeaseName,
+		},
+	}}
+	res, err := client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+	if err != nil {
+		return false, "", fmt.Errorf("SubjectAccessReview for %s: %w", user, err)
+	}
+	return res.Status.Allowed, res.Status.Reason, nil
+}
+
+// anyOf reports whether any of names is in list.
+func anyOf(list []string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if slices.Contains(list, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

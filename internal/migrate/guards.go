@@ -1,0 +1,112 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// GuardError is a broken invariant: the migration stops at once, whatever
+// the step, and says what broke.
+type GuardError struct{ Problems []string }
+
+func (e *GuardError) Error() string {
+	return "guard broken: " + strings.Join(e.Problems, "; ")
+}
+
+// takeBaseline records what the guards hold the cluster to: every Node's
+// providerID and every LoadBalancer Service's hostname.
+func takeBaseline(ctx context.Context, client kubernetes.Interface) (*Baseline, error) {
+	b := &Baseline{ProviderIDs: map[string]string{}, Hostnames: map[string]string{}}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list Nodes: %w", err)
+	}
+	for _, n := range nodes.Items {
+		b.ProviderIDs[n.Name] = n.Spec.ProviderID
+	}
+	svcs, err := client.CoreV1().Services(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list Services: %w", err)
+	}
+	for _, s := range svcs.Items {
+		if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			continue
+		}
+		b.Hostnames[s.Namespace+"/"+s.Name] = lbHostname(&s)
+	}
+	return b, nil
+}
+
+func lbHostname(s *corev1.Service) string {
+	var hs []string
+	for _, in := range s.Status.LoadBalancer.Ingress {
+		if in.Hostname != "" {
+			hs = append(hs, in.Hostname)
+		} else if in.IP != "" {
+			hs = append(hs, in.IP)
+		}
+	}
+	return strings.Join(hs, ",")
+}
+
+// checkGuards compares the cluster with the baseline:
+//   - node guard: no Node of the baseline deleted, none re-tainted
+//     uninitialized, no providerID changed;
+//   - load-balancer guard: every LoadBalancer Service of the baseline keeps
+//     its status hostname (a new hostname means a new load balancer: an
+//     outage for every client of the old one).
+func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline) error {
+	if b == nil {
+		return nil
+	}
+	var problems []string
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("node guard: list Nodes: %w", err)
+	}
+	byName := map[string]*corev1.Node{}
+	for i := range nodes.Items {
+		byName[nodes.Items[i].Name] = &nodes.Items[i]
+	}
+	for _, name := range sortedKeys(b.ProviderIDs) {
+		n, ok := byName[name]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("Node %s was deleted", name))
+		case n.Spec.ProviderID != b.ProviderIDs[name]:
+			problems = append(problems, fmt.Sprintf("Node %s's providerID changed from %q to %q", name, b.ProviderIDs[name], n.Spec.ProviderID))
+		case slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == taintUninitialized }):
+			problems = append(problems, fmt.Sprintf("Node %s is tainted %s again: a kubelet re-registered it", name, taintUninitialized))
+		}
+	}
+	for _, key := range sortedKeys(b.Hostnames) {
+		ns, name, _ := strings.Cut(key, "/")
+		s, err := client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("Service %s: %v", key, err))
+			continue
+		}
+		if got := lbHostname(s); got != b.Hostnames[key] {
+			problems = append(problems, fmt.Sprintf("Service %s's load balancer changed from %q to %q", key, b.Hostnames[key], got))
+		}
+	}
+	if len(problems) > 0 {
+		return &GuardError{Problems: problems}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

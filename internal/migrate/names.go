@@ -1,0 +1,88 @@
+package migrate
+
+import "time"
+
+// Step names: stable, used by --until, rollback --to, the journal and
+// scripts. Node-group steps are StepKubeletExternal + "/" + group name.
+const (
+	StepVerifyCluster      = "verify-cluster"
+	StepMigrationRBAC      = "migration-rbac"
+	StepKCMLeaderMigration = "kcm-leader-migration"
+	StepInstallCCM         = "install-ccm"
+	StepCutOver            = "cut-over"
+	StepKCMExternal        = "kcm-external"
+	StepKubeadmConfig      = "kubeadm-config"
+	StepFinalize           = "finalize"
+	StepKubeletExternal    = "kubelet-external"
+)
+
+// stepOrder is the order of the step kinds in each mode.
+var stepOrder = map[Mode][]string{
+	ModeLeaderMigration: {StepVerifyCluster, StepMigrationRBAC, StepKCMLeaderMigration, StepInstallCCM, StepCutOver, StepKubeadmConfig, StepFinalize, StepKubeletExternal},
+	ModeRestart:         {StepVerifyCluster, StepKCMExternal, StepInstallCCM, StepKubeadmConfig, StepKubeletExternal},
+}
+
+// Node phases (internal/migrate/nodephase): the names scripts call.
+const (
+	PhaseControlPlaneLeaderMigration = "control-plane-leader-migration"
+	PhaseControlPlaneExternal        = "control-plane-external"
+	PhaseKubeletExternal             = "kubelet-external"
+	PhaseRestore                     = "restore"
+	// ScopeControlPlane and ScopeKubelet select what a restore puts back.
+	ScopeControlPlane = "control-plane"
+	ScopeKubelet      = "kubelet"
+)
+
+// Objects the migration keeps in the cluster. Their names are a contract
+// between apply, status, resume, rollback and the node step.
+const (
+	// Namespace holds the journal, the reports and the migration RBAC.
+	Namespace = "kube-system"
+	// JournalName is the ConfigMap holding the journal.
+	JournalName = "awsccmctl-migration"
+	// JournalKey is the journal's key in it.
+	JournalKey = "journal.json"
+	// ReportsName is the ConfigMap the node step writes its reports to,
+	// one key per node; nodes may write it (migration-rbac grants
+	// system:nodes get and patch on it alone), never the journal.
+	ReportsName = "awsccmctl-migration-reports"
+	// MigrationRoleName names the Role and RoleBinding on the migration
+	// lease for kube-controller-manager and the CCM.
+	MigrationRoleName = "awsccmctl:leader-migration"
+	// ReportsRoleName names the Role and RoleBinding that let nodes write
+	// their reports.
+	ReportsRoleName = "awsccmctl:migration-reports"
+	// NodesGroup is the group of every kubelet's credentials.
+	NodesGroup = "system:nodes"
+	// DefaultKCMIdentity is the user kube-controller-manager authenticates as
+	// on kubeadm and kops control planes.
+	DefaultKCMIdentity = "system:kube-controller-manager"
+	// LabelManagedBy marks the objects the migration creates.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "awsccmctl-migrate"
+)
+
+// Kubernetes and leader-election facts the plan relies on.
+const (
+	// MaxInTreeMinor is the last minor whose kube-controller-manager has the
+	// in-tree AWS provider.
+	MaxInTreeMinor = 26
+	// MinLeaderMigrationMinor: leader migration's v1 configuration needs
+	// kube-controller-manager 1.24 or later.
+	MinLeaderMigrationMinor = 24
+	// DefaultLeaseDuration and DefaultRetryPeriod are both managers'
+	// leader-election defaults.
+	DefaultLeaseDuration = 15 * time.Second
+	DefaultRetryPeriod   = 2 * time.Second
+	// HolderStaleAfter: a run whose heartbeat is older no longer holds the
+	// journal; resume takes it over.
+	HolderStaleAfter = 45 * time.Second
+	// heartbeatEvery is how often a run renews its hold on the journal.
+	heartbeatEvery = 10 * time.Second
+)
+
+// Labels of the CCM's workload, and where the Pods serve /healthz.
+const (
+	labelControlPlane  = "node-role.kubernetes.io/control-plane"
+	taintUninitialized = "node.cloudprovider.kubernetes.io/uninitialized"
+)

@@ -1,0 +1,250 @@
+package migrate
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/version"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+)
+
+// kcmPod is a kubeadm kube-controller-manager mirror Pod on node.
+func kcmPod(node string, flags ...string) *corev1.Pod {
+	return mirrorPod("kube-controller-manager", node, "registry.k8s.io/kube-controller-manager:v1.26.13", flags)
+}
+
+func mirrorPod(component, node, image string, flags []string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: component + "-" + node, Namespace: "kube-system",
+			Labels:      map[string]string{"component": component, "tier": "control-plane"},
+			Annotations: map[string]string{corev1.MirrorPodAnnotationKey: "hash"},
+		},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{
+			Name: component, Image: image, Command: append([]string{component}, flags...),
+		}}},
+	}
+}
+
+func node(name string, cp bool) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}},
+		Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-" + name}}
+	if cp {
+		n.Labels[labelControlPlane] = ""
+	}
+	return n
+}
+
+func kubeadmConfig() *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kubeadm-config", Namespace: "kube-system"},
+		Data: map[string]string{"ClusterConfiguration": "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n"}}
+}
+
+func lbService(name, host string) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:   corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer},
+		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{Hostname: host}}}}}
+}
+
+func discover(t *testing.T, gitVersion string, objs ...runtime.Object) *Cluster {
+	t.Helper()
+	cs := fake.NewClientset(objs...)
+	minor := strings.Split(strings.TrimPrefix(gitVersion, "v"), ".")[1]
+	cs.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: gitVersion, Major: "1", Minor: minor}
+	c, err := Discover(context.Background(), cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var passingPreflight = &preflight.Report{Success: true, Mode: preflight.ModePreMigrate}
+
+var inTree = []string{"--cloud-provider=aws", "--cloud-config=/etc/kubernetes/cloud.conf", "--cluster-name=prod", "--leader-elect=true"}
+
+func TestBuildPlanLeaderMigration(t *testing.T) {
+	c := discover(t, "v1.26.13",
+		kcmPod("cp-1", append(inTree, "--leader-elect-lease-duration=20s")...), kcmPod("cp-2", append(inTree, "--leader-elect-lease-duration=20s")...),
+		mirrorPod("kube-apiserver", "cp-1", "registry.k8s.io/kube-apiserver:v1.26.13", []string{"--cloud-provider=aws"}),
+		kubeadmConfig(), node("cp-1", true), node("cp-2", true), node("w-1", false), node("w-2", false),
+		lbService("web", "a1b2-123.us-east-1.elb.amazonaws.com"))
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	p, err := BuildPlan(c, PlanOptions{Install: install.InstallConfiguration{Image: "example.com/ccm:v1"}, Preflight: passingPreflight, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"verify-cluster", "migration-rbac", "kcm-leader-migration", "install-ccm", "cut-over", "kubeadm-config", "finalize",
+		"kubelet-external/control-plane", "kubelet-external/workers"}
+	if got := p.StepNames(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("steps = %v, want %v", got, want)
+	}
+	if p.Spec.Install.Namespace != "kube-system" || p.Spec.Install.ClusterName != "prod" || *p.Spec.Install.ConfigureCloudRoutes {
+		t.Errorf("install pins: %+v", p.Spec.Install)
+	}
+	if p.Spec.Handover.LeaseDuration.Duration != 20*time.Second || p.Spec.Handover.ExpectedGap.Duration != 22*time.Second {
+		t.Errorf("handover from the KCM's flags: %+v", p.Spec.Handover)
+	}
+	if p.Spec.Cluster.Distribution != DistributionKubeadm || strings.Join(p.Spec.Cluster.ControlPlaneNodes, ",") != "cp-1,cp-2" {
+		t.Errorf("cluster: %+v", p.Spec.Cluster)
+	}
+	if len(p.Spec.LoadBalancers) != 1 || p.Spec.LoadBalancers[0].Hostname != "a1b2-123.us-east-1.elb.amazonaws.com" {
+		t.Errorf("load balancers: %+v", p.Spec.LoadBalancers)
+	}
+	for _, s := range p.Spec.Steps {
+		if s.Precondition == "" || s.Action == "" || s.Gate == "" || s.Undo == "" || s.Timeout.Duration <= 0 {
+			t.Errorf("step %s lacks a part: %+v", s.Name, s)
+		}
+	}
+	_, cut, _ := p.Step(StepCutOver)
+	if !strings.Contains(cut.Action, "WITHOUT leader migration") || strings.Join(cut.Nodes, ",") != "cp-1,cp-2" {
+		t.Errorf("cut-over: %+v", cut)
+	}
+	// The file round-trips through the strict decoder.
+	data, err := EncodePlan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodePlan(data)
+	if err != nil {
+		t.Fatalf("decode the written plan: %v\n%s", err, data)
+	}
+	if PlanDigest(back) != PlanDigest(p) {
+		t.Error("the plan changed in a round trip")
+	}
+}
+
+func TestBuildPlanRefuses(t *testing.T) {
+	failedEBS := &preflight.Report{Findings: []preflight.Finding{{ID: "storage-ebs-csi-driver", Status: preflight.StatusFail, Message: "2 in-tree EBS volumes, no EBS CSI driver"}}}
+	base := func(flags ...string) []runtime.Object {
+		return []runtime.Object{kcmPod("cp-1", append(append([]string{}, inTree...), flags...)...), kubeadmConfig(), node("cp-1", true)}
+	}
+	for _, tc := range []struct {
+		name    string
+		version string
+		objs    []runtime.Object
+		opts    PlanOptions
+		want    []string
+	}{
+		{"1.27 has no in-tree provider", "v1.27.3", base(), PlanOptions{}, []string{"Kubernetes 1.27 and later have no in-tree AWS provider", "awsccmctl install"}},
+		{"managed control plane", "v1.26.13", []runtime.Object{node("n", false)}, PlanOptions{}, []string{"managed (EKS)"}},
+		{"already external", "v1.26.13", base("--cloud-provider=external"), PlanOptions{}, []string{"already runs with --cloud-provider=external"}},
+		{"cloud routes", "v1.26.13", base("--allocate-node-cidrs=true"), PlanOptions{}, []string{"runs cloud routes", "--configure-cloud-routes=false"}},
+		{"cloud routes off", "v1.26.13", base("--allocate-node-cidrs=true", "--configure-cloud-routes=false"), PlanOptions{}, nil},
+		{"preflight failed", "v1.26.13", base(), PlanOptions{Preflight: failedEBS}, []string{"preflight storage-ebs-csi-driver failed", "install the EBS CSI driver"}},
+		{"preflight not run", "v1.26.13", base(), PlanOptions{Preflight: nil}, []string{"pre-migrate preflight did not run"}},
+		{"namespace", "v1.26.13", base(), PlanOptions{Install: install.InstallConfiguration{Namespace: "cloud"}}, []string{"--namespace cloud"}},
+		{"cluster name", "v1.26.13", base(), PlanOptions{Install: install.InstallConfiguration{ClusterName: "other"}}, []string{"--cluster-name other", "set it to prod"}},
+		{"restart on two control-plane nodes", "v1.26.13", append(base(), kcmPod("cp-2", inTree...)), PlanOptions{Mode: ModeRestart}, []string{"--mode=restart on 2 control-plane nodes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := discover(t, tc.version, tc.objs...)
+			if tc.opts.Preflight == nil && tc.name != "preflight not run" {
+				tc.opts.Preflight = passingPreflight
+			}
+			_, err := BuildPlan(c, tc.opts)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("plan accepted the cluster")
+			}
+			if _, ok := err.(*RefusedError); !ok {
+				t.Fatalf("error %T, want *RefusedError: %v", err, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestDecodePlanRejects(t *testing.T) {
+	c := discover(t, "v1.26.13", kcmPod("cp-1", inTree...), kubeadmConfig(), node("cp-1", true))
+	p, err := BuildPlan(c, PlanOptions{Preflight: passingPreflight, Install: install.InstallConfiguration{Image: "example.com/ccm:v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := EncodePlan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped := *p
+	swapped.Spec.Steps = append([]Step{}, p.Spec.Steps...)
+	swapped.Spec.Steps[3], swapped.Spec.Steps[4] = swapped.Spec.Steps[4], swapped.Spec.Steps[3]
+	reordered, _ := EncodePlan(&swapped)
+	for _, tc := range []struct{ name, data, want string }{
+		{"unknown field", strings.Replace(string(good), "spec:\n", "spec:\n  surprise: true\n", 1), "unknown field"},
+		{"wrong kind", strings.Replace(string(good), "kind: MigrationPlan", "kind: Plan", 1), "want awsccmctl.io/v1alpha1 MigrationPlan"},
+		{"steps reordered", string(reordered), "does not run leader-migration in this order"},
+		{"bad mode", strings.Replace(string(good), "mode: leader-migration", "mode: yolo", 1), `spec.mode "yolo"`},
+		{"not YAML", "\t{", "not a YAML object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodePlan([]byte(tc.data))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("DecodePlan = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestComponentFlags(t *testing.T) {
+	kops := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Command: []string{"/go-runner"},
+		Args:    []string{"--log-file=/var/log/kube-controller-manager.log", "--also-stdout", "/usr/local/bin/kube-controller-manager", "--cloud-provider=aws", "--enable-leader-migration"},
+	}}}}
+	if f := componentFlags(kops, "kube-controller-manager"); kcmMode(f) != "in-tree with leader migration" || f.Has("also-stdout") {
+		t.Errorf("kops go-runner: %v (%s)", f, kcmMode(f))
+	}
+	shell := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Command: []string{"/bin/sh", "-c", "mkfifo /tmp/pipe; /usr/local/bin/kube-controller-manager --cloud-provider=external --v=2 1>>/var/log/kcm.log 2>&1"},
+	}}}}
+	if f := componentFlags(shell, "kube-controller-manager"); kcmMode(f) != "external" || f.Has("1>>/var/log/kcm.log") {
+		t.Errorf("kops shell: %v (%s)", f, kcmMode(f))
+	}
+	kubeadm := kcmPod("cp", "--cloud-provider=external", "--enable-leader-migration=false")
+	if f := componentFlags(kubeadm, "kube-controller-manager"); kcmMode(f) != "external" {
+		t.Errorf("kubeadm: %s", kcmMode(f))
+	}
+}
+
+func TestHealthzChecks(t *testing.T) {
+	body := "[+]ping ok\n[+]log ok\n[+]leaderElection ok\n[+]cloud-node-controller ok\n[-]service-lb-controller failed: reason withheld\nhealthz check failed\n"
+	got := strings.Join(HealthzChecks(body), ",")
+	if got != "ping,log,leaderElection,cloud-node-controller" {
+		t.Errorf("healthzChecks = %s", got)
+	}
+}
+
+func TestMigrationHolder(t *testing.T) {
+	l := leases{
+		KCM:       lease{Exists: true, Holder: "cp-1_aaa"},
+		CCM:       lease{Exists: true, Holder: "cp-1_bbb"},
+		Migration: lease{Exists: true, Holder: "cp-1_bbb"},
+	}
+	if got := l.migrationHolder(); got != "cloud-controller-manager" {
+		t.Errorf("holder = %s", got)
+	}
+	l.Migration.Holder = "cp-1_aaa"
+	if got := l.migrationHolder(); got != "kube-controller-manager" {
+		t.Errorf("holder = %s", got)
+	}
+	l.Migration.Holder = "cp-2_ccc"
+	if got := l.migrationHolder(); !strings.Contains(got, "unknown identity") {
+		t.Errorf("holder = %s", got)
+	}
+}

@@ -1,0 +1,78 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// NodeReport is what `migrate-from-intree node` tells apply about one node:
+// the phase it applied and what only the node can see, the local
+// kube-controller-manager's /healthz?verbose (kubeadm binds it to
+// 127.0.0.1).
+type NodeReport struct {
+	Node  string      `json:"node"`
+	Phase string      `json:"phase"`
+	Time  metav1.Time `json:"time"`
+	// Changed lists the node files the phase changed (empty on a re-run).
+	Changed []string `json:"changed"`
+	// KCMHealthz lists the checks kube-controller-manager's /healthz?verbose
+	// answered ok with, when it runs on this node; KCMHealthzError says why
+	// it could not be read.
+	KCMHealthz      []string `json:"kcmHealthz,omitempty"`
+	KCMHealthzError string   `json:"kcmHealthzError,omitempty"`
+}
+
+// reportKey is the node's key in the reports ConfigMap (a ConfigMap key
+// allows the characters of a node name).
+func reportKey(node string) string { return node + ".json" }
+
+// WriteNodeReport stores r in the reports ConfigMap (created by the
+// migration-rbac step; nodes may patch it, not create it). Each node applies
+// only its own key with a field manager of its own, so a thousand nodes
+// reporting at once never conflict (server-side apply merges the data map
+// key by key).
+func WriteNodeReport(ctx context.Context, client kubernetes.Interface, r NodeReport) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	cm := corev1ac.ConfigMap(ReportsName, Namespace).WithData(map[string]string{reportKey(r.Node): string(data)})
+	_, err = client.CoreV1().ConfigMaps(Namespace).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: "awsccmctl-node-" + r.Node, Force: true})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("report to %s/%s: the ConfigMap does not exist; run `migrate-from-intree apply` first (its migration-rbac step creates it)", Namespace, ReportsName)
+	}
+	if err != nil {
+		return fmt.Errorf("report to %s/%s: %w", Namespace, ReportsName, err)
+	}
+	return nil
+}
+
+// readNodeReports returns the reports by node name.
+func readNodeReports(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, error) {
+	cm, err := client.CoreV1().ConfigMaps(Namespace).Get(ctx, ReportsName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return map[string]NodeReport{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]NodeReport{}
+	for k, v := range cm.Data {
+		if !strings.HasSuffix(k, ".json") {
+			continue
+		}
+		var r NodeReport
+		if err := json.Unmarshal([]byte(v), &r); err != nil {
+			return nil, fmt.Errorf("report %s in %s/%s: %w", k, Namespace, ReportsName, err)
+		}
+		out[r.Node] = r
+	}
+	return out, nil
+}

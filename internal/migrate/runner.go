@@ -1,0 +1,438 @@
+package migrate
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/awsccmctl/awsccmctl/internal/install/apply"
+)
+
+// Applier writes and removes objects (internal/install/apply.Client).
+type Applier interface {
+	Apply(ctx context.Context, objs []*unstructured.Unstructured, o apply.Options) ([]apply.Result, error)
+	Uninstall(ctx context.Context, objs []*unstructured.Unstructured, o apply.Options) ([]apply.Result, error)
+}
+
+// Runner executes a plan against one cluster.
+type Runner struct {
+	Client  kubernetes.Interface
+	Applier Applier
+	Plan    *MigrationPlan
+	Store   *Store
+	// Out receives the progress lines: each step, what it waits for, the
+	// elapsed time, and the evidence that passed its gate.
+	Out io.Writer
+	// Approve is asked before each step that changes something; nil
+	// approves everything (--approve).
+	Approve func(s *Step, undo bool) (bool, error)
+	// Holder identifies this run in the journal.
+	Holder Holder
+	// Takeover replaces a holder whose run is gone (resume --takeover).
+	Takeover bool
+	// Poll is the gates' polling interval (default 1 s); Now the clock.
+	Poll time.Duration
+	Now  func() time.Time
+	// NodeCommand renders the command that runs a node phase (with the
+	// restore scope, if any), for the instructions apply prints while it
+	// waits for a node step.
+	NodeCommand func(phase, scope string) string
+}
+
+// GateError says a step's gate did not pass in time: the run stopped there,
+// and the journal says so.
+type GateError struct {
+	Step     string
+	Timeout  time.Duration
+	Evidence []string
+}
+
+func (e *GateError) Error() string {
+	return fmt.Sprintf("step %s: its gate did not pass within %s; last seen: %s", e.Step, e.Timeout, strings.Join(e.Evidence, "; "))
+}
+
+// NotApprovedError: the operator declined a step.
+type NotApprovedError struct{ Step string }
+
+func (e *NotApprovedError) Error() string {
+	return "step " + e.Step + " not approved: stopped before it"
+}
+
+// env is what a step sees.
+type env struct {
+	client      kubernetes.Interface
+	applier     Applier
+	plan        *MigrationPlan
+	journal     *Journal
+	out         io.Writer
+	now         func() time.Time
+	stepStarted time.Time
+	// kcmLastRenew is kube-controller-manager's last renewal of the
+	// migration lease seen by the cut-over gate.
+	kcmLastRenew time.Time
+	update       func(context.Context, func(*Journal) error) (*Journal, error)
+}
+
+// PlanDigest identifies a plan's content.
+func PlanDigest(p *MigrationPlan) string {
+	data, _ := EncodePlan(p)
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(data))
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Runner) printf(format string, a ...any) {
+	if r.Out != nil {
+		fmt.Fprintf(r.Out, "%s %s\n", r.now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, a...))
+	}
+}
+
+// begin opens (or creates) the journal, checks it belongs to this plan and
+// takes the hold; the returned stop ends the heartbeat and releases it.
+func (r *Runner) begin(ctx context.Context, create bool) (context.Context, func(), error) {
+	j, err := r.Store.Load(ctx)
+	switch {
+	case errors.Is(err, ErrNoJournal) && create:
+		j = &Journal{Plan: r.Plan.Metadata.Name, PlanDigest: PlanDigest(r.Plan), Mode: r.Plan.Spec.Mode}
+		for _, s := range r.Plan.Spec.Steps {
+			j.Steps = append(j.Steps, StepRecord{Name: s.Name, State: StatePending})
+		}
+		if err := r.Store.Create(ctx, j); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, nil, fmt.Errorf("create the journal: %w", err)
+		}
+	case err != nil:
+		return nil, nil, err
+	case j.Plan != r.Plan.Metadata.Name || j.PlanDigest != PlanDigest(r.Plan):
+		return nil, nil, fmt.Errorf("the journal belongs to plan %q (%s), not to this plan %q (%s): finish or roll back that migration with its own plan file",
+			j.Plan, j.PlanDigest, r.Plan.Metadata.Name, PlanDigest(r.Plan))
+	}
+	if _, err := r.Store.Acquire(ctx, r.Holder, r.Takeover); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := r.Store.Heartbeat(ctx, r.Holder.ID); err != nil && ctx.Err() == nil {
+					var held *HeldError
+					if errors.As(err, &held) {
+						cancel(err)
+						return
+					}
+				}
+			}
+		}
+	}()
+	stop := func() {
+		cancel(nil)
+		<-done
+		// Release with a fresh context: the run's may be cancelled.
+		rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer rcancel()
+		_ = r.Store.Release(rctx, r.Holder.ID)
+	}
+	return ctx, stop, nil
+}
+
+func (r *Runner) env(j *Journal) *env {
+	e := &env{client: r.Client, applier: r.Applier, plan: r.Plan, journal: j, out: r.Out, now: r.now}
+	e.update = func(ctx context.Context, change func(*Journal) error) (*Journal, error) {
+		nj, err := r.Store.Update(ctx, func(j *Journal) error {
+			if j.Holder == nil || j.Holder.ID != r.Holder.ID {
+				return errLostHold(j.Holder)
+			}
+			return change(j)
+		})
+		if err == nil {
+			e.journal = nj
+		}
+		return nj, err
+	}
+	return e
+}
+
+// Apply runs every step not done yet, in order, up to and including until
+// ("" runs to the end). A step left running by a crashed run is run again:
+// every action is idempotent.
+func (r *Runner) Apply(ctx context.Context, until string) error {
+	if until != "" {
+		if _, _, ok := r.Plan.Step(until); !ok {
+			return fmt.Errorf("--until %q: no such step; the plan's steps are %s", until, strings.Join(r.Plan.StepNames(), ", "))
+		}
+	}
+	ctx, stop, err := r.begin(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	j, err := r.Store.Load(ctx)
+	if err != nil {
+		return err
+	}
+	e := r.env(j)
+	total := len(r.Plan.Spec.Steps)
+	for i := range r.Plan.Spec.Steps {
+		s := &r.Plan.Spec.Steps[i]
+		rec := e.journal.Record(s.Name)
+		if rec != nil && rec.State == StateDone {
+			r.printf("step %d/%d %s: done earlier (%s)", i+1, total, s.Name, rec.Message)
+		} else if err := r.runStep(ctx, e, i, s, false); err != nil {
+			return err
+		}
+		if s.Name == until {
+			r.printf("stopped after %s (--until)", s.Name)
+			return nil
+		}
+	}
+	r.printf("migration complete: every step passed its gate")
+	return nil
+}
+
+// Rollback undoes the steps done after to ("" undoes every step), newest
+// first, each waiting for its undo's gate. It refuses once the cluster runs
+// a version without the in-tree provider.
+func (r *Runner) Rollback(ctx context.Context, to string) error {
+	stopAt := -1
+	if to != "" {
+		i, _, ok := r.Plan.Step(to)
+		if !ok {
+			return fmt.Errorf("--to %q: no such step; the plan's steps are %s", to, strings.Join(r.Plan.StepNames(), ", "))
+		}
+		stopAt = i
+	}
+	v, err := r.Client.Discovery().ServerVersion()
+	if err != nil {
+		return fmt.Errorf("read the apiserver version: %w", err)
+	}
+	if minor, err := serverMinor(v); err != nil || minor > MaxInTreeMinor {
+		return fmt.Errorf("the apiserver is %s: Kubernetes 1.%d and later have no in-tree AWS provider to roll back to", v.GitVersion, MaxInTreeMinor+1)
+	}
+	ctx, stop, err := r.begin(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	j, err := r.Store.Load(ctx)
+	if err != nil {
+		return err
+	}
+	e := r.env(j)
+	for i := len(r.Plan.Spec.Steps) - 1; i > stopAt; i-- {
+		s := &r.Plan.Spec.Steps[i]
+		rec := e.journal.Record(s.Name)
+		if rec == nil || rec.State == StatePending || rec.State == StateUndone {
+			continue
+		}
+		if err := r.runStep(ctx, e, i, s, true); err != nil {
+			return err
+		}
+	}
+	r.printf("rollback complete")
+	return nil
+}
+
+// runStep runs a step's action (or undo) and waits at its gate.
+func (r *Runner) runStep(ctx context.Context, e *env, i int, s *Step, undo bool) error {
+	impl := implOf(s)
+	if impl.gate == nil {
+		return fmt.Errorf("step %s: unknown kind", s.Name)
+	}
+	verb, state, final := "step", StateRunning, StateDone
+	action, gate, phase, scope := impl.action, impl.gate, s.Phase, ""
+	if undo {
+		verb, state, final = "undo", StateUndoing, StateUndone
+		action, gate, phase, scope = impl.undo, impl.undoGate, impl.undoPhase, impl.undoScope
+	}
+	total := len(r.Plan.Spec.Steps)
+	mutating := s.Mutating || undo
+	if mutating && r.Approve != nil {
+		ok, err := r.Approve(s, undo)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &NotApprovedError{Step: s.Name}
+		}
+	}
+	e.stepStarted = r.now()
+	if _, err := e.update(ctx, func(j *Journal) error {
+		rec := j.Record(s.Name)
+		if rec == nil {
+			return fmt.Errorf("the journal has no step %s", s.Name)
+		}
+		started := metav1.NewTime(e.stepStarted)
+		rec.State, rec.Started, rec.Finished, rec.Message, rec.Evidence = state, &started, nil, "", nil
+		return nil
+	}); err != nil {
+		return err
+	}
+	r.printf("%s %d/%d %s: %s", verb, i+1, total, s.Name, describe(s, undo))
+	if l, err := readLeases(ctx, e.client); err == nil {
+		e.trackHandover(l)
+	}
+	if action != nil {
+		if err := action(ctx, e, s); err != nil {
+			return r.fail(ctx, e, s, undo, fmt.Errorf("%s %s: %w", verb, s.Name, err))
+		}
+	} else if phase != "" {
+		cmd := fmt.Sprintf("awsccmctl migrate-from-intree node --phase %s", phase)
+		if scope != "" {
+			cmd += " --scope " + scope
+		}
+		if r.NodeCommand != nil {
+			cmd = r.NodeCommand(phase, scope)
+		}
+		r.printf("  waiting for the node step on %s: run there `%s`", strings.Join(s.Nodes, ", "), cmd)
+	}
+	res, err := r.waitGate(ctx, e, s, gate)
+	if err != nil {
+		return r.fail(ctx, e, s, undo, err)
+	}
+	elapsed := r.now().Sub(e.stepStarted).Round(100 * time.Millisecond)
+	if _, err := e.update(ctx, func(j *Journal) error {
+		rec := j.Record(s.Name)
+		fin := metav1.NewTime(r.now())
+		rec.State, rec.Finished, rec.Evidence = final, &fin, res.evidence
+		rec.Message = fmt.Sprintf("gate passed after %s", elapsed)
+		return nil
+	}); err != nil {
+		return err
+	}
+	r.printf("✓ %s %s passed its gate after %s", verb, s.Name, elapsed)
+	for _, ev := range res.evidence {
+		r.printf("    %s", ev)
+	}
+	return nil
+}
+
+func describe(s *Step, undo bool) string {
+	if undo {
+		return s.Undo
+	}
+	return s.Action
+}
+
+func (r *Runner) fail(ctx context.Context, e *env, s *Step, undo bool, err error) error {
+	state := StateFailed
+	if undo {
+		state = StateUndoing
+	}
+	// Record with a fresh context: ctx may be the reason we fail.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_, _ = e.update(wctx, func(j *Journal) error {
+		if rec := j.Record(s.Name); rec != nil {
+			rec.State, rec.Message = state, err.Error()
+			var ge *GateError
+			if errors.As(err, &ge) {
+				rec.Evidence = ge.Evidence
+			}
+		}
+		return nil
+	})
+	r.printf("✗ %s: %v", s.Name, err)
+	return err
+}
+
+// waitGate polls the gate (and the guards, once verify-cluster took the
+// baseline) until it passes, the step's timeout, or a guard breaks.
+func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(context.Context, *env, *Step) (gateResult, error)) (gateResult, error) {
+	poll := r.Poll
+	if poll <= 0 {
+		poll = time.Second
+	}
+	deadline := e.stepStarted.Add(s.Timeout.Duration)
+	lastPrint, lastSeen := r.now(), ""
+	var last gateResult
+	for {
+		if err := checkGuards(ctx, e.client, e.journal.Baseline); err != nil {
+			return last, err
+		}
+		res, err := gate(ctx, e, s)
+		if err != nil {
+			return res, err
+		}
+		if res.ok {
+			return res, nil
+		}
+		last = res
+		if r.now().After(deadline) {
+			return res, &GateError{Step: s.Name, Timeout: s.Timeout.Duration, Evidence: res.evidence}
+		}
+		// Progress: what the gate waits for, when it changes and every 30 s.
+		if seen := strings.Join(res.evidence, "; "); seen != lastSeen || r.now().Sub(lastPrint) >= 30*time.Second {
+			lastPrint, lastSeen = r.now(), seen
+			r.printf("  waiting (%s): %s", r.now().Sub(e.stepStarted).Round(time.Second), seen)
+		}
+		select {
+		case <-ctx.Done():
+			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+				return res, cause
+			}
+			return res, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+// Status is where a migration stands, for `status`.
+type Status struct {
+	Plan     string          `json:"plan"`
+	Mode     Mode            `json:"mode"`
+	Done     bool            `json:"done"`
+	Current  string          `json:"current,omitempty"`
+	Holder   *Holder         `json:"holder,omitempty"`
+	Steps    []StepRecord    `json:"steps"`
+	Handover *HandoverRecord `json:"handover,omitempty"`
+}
+
+// StatusOf summarises a journal.
+func StatusOf(j *Journal) Status {
+	st := Status{Plan: j.Plan, Mode: j.Mode, Done: j.Done(), Holder: j.Holder, Steps: j.Steps, Handover: j.Handover}
+	for _, s := range j.Steps {
+		if s.State != StateDone && s.State != StatePending {
+			st.Current = s.Name
+			break
+		}
+		if s.State == StatePending && st.Current == "" {
+			st.Current = s.Name
+			break
+		}
+	}
+	if st.Done {
+		st.Current = ""
+	}
+	return st
+}
+
+// CurrentStep returns the step a run is working on (running or undoing)
+// and whether there is one: what a node-step helper watches.
+func CurrentStep(j *Journal) (StepRecord, bool) {
+	i := slices.IndexFunc(j.Steps, func(s StepRecord) bool { return s.State == StateRunning || s.State == StateUndoing })
+	if i < 0 {
+		return StepRecord{}, false
+	}
+	return j.Steps[i], true
+}
