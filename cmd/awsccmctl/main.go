@@ -11,7 +11,7 @@ import (
 )
 
 func main() {
-	cmd := root.NewCommand(root.Streams{Out: os.Stdout, Err: os.Stderr})
+	cmd := root.NewCommand(root.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintf(os.Stderr, "awsccmctl: %v\n", err)
 		os.Exit(exitcode.Of(err))

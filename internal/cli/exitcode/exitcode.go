@@ -17,6 +17,16 @@ const (
 	Unreachable = 3
 	// Internal: anything else.
 	Internal = 4
+	// Refused: migrate-from-intree plan will not migrate this cluster (the
+	// reasons and the ways out are printed); nothing was changed.
+	Refused = 5
+	// GateFailed: a migration step's gate did not pass in time, or a guard
+	// broke; the run stopped there and the journal says where.
+	GateFailed = 6
+	// Busy: another run holds the migration.
+	Busy = 7
+	// Interrupted: stopped by SIGINT or SIGTERM (128 + SIGINT).
+	Interrupted = 130
 )
 
 // Error carries an exit code with an error.

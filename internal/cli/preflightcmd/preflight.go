@@ -114,15 +114,9 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 	if o.CloudRoutes != "auto" && o.CloudRoutes != "on" && o.CloudRoutes != "off" {
 		return exitcode.UsageError(fmt.Errorf("--cloud-routes %q: want on, off or auto", o.CloudRoutes))
 	}
-	checks, err := o.checks(ctx, mode)
+	report, err := collect(ctx, o, mode)
 	if err != nil {
 		return err
-	}
-	report, err := preflight.Run(ctx, checks, preflight.Options{
-		Mode: mode, Categories: o.Categories, Ignore: o.Ignore, FailOnWarning: o.FailOn == "warning",
-	})
-	if err != nil {
-		return exitcode.UsageError(err)
 	}
 	if err := preflight.Write(streams.Out, report, format, isTerminal(streams.Out)); err != nil {
 		return err
@@ -136,6 +130,33 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("preflight failed: %s", failedIDs(report))}
 	}
 	return nil
+}
+
+// Collect runs the checks of o.Mode and returns the report without writing
+// it: what `migrate-from-intree plan` decides from. Errors carry exit codes.
+func Collect(ctx context.Context, o Options) (preflight.Report, error) {
+	mode, err := preflight.ParseMode(o.Mode)
+	if err != nil {
+		return preflight.Report{}, exitcode.UsageError(err)
+	}
+	if o.CloudRoutes == "" {
+		o.CloudRoutes = "auto"
+	}
+	return collect(ctx, o, mode)
+}
+
+func collect(ctx context.Context, o Options, mode preflight.Mode) (preflight.Report, error) {
+	checks, err := o.checks(ctx, mode)
+	if err != nil {
+		return preflight.Report{}, err
+	}
+	report, err := preflight.Run(ctx, checks, preflight.Options{
+		Mode: mode, Categories: o.Categories, Ignore: o.Ignore, FailOnWarning: o.FailOn == "warning",
+	})
+	if err != nil {
+		return preflight.Report{}, exitcode.UsageError(err)
+	}
+	return report, nil
 }
 
 // checks builds the checks for node or cluster mode.

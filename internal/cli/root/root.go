@@ -12,9 +12,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"golang.org/x/term"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/cli/installcmd"
+	"github.com/awsccmctl/awsccmctl/internal/cli/migratecmd"
 	"github.com/awsccmctl/awsccmctl/internal/cli/preflightcmd"
 	"github.com/awsccmctl/awsccmctl/internal/cli/versioncmd"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
@@ -29,8 +31,10 @@ const (
 	OutputJSON = "json"
 )
 
-// Streams are where commands write: results to Out, progress and logs to Err.
+// Streams are where commands write: results to Out, progress and logs to
+// Err; In answers prompts (nil: none, so commands that ask need --approve).
 type Streams struct {
+	In       io.Reader
 	Out, Err io.Writer
 }
 
@@ -68,6 +72,10 @@ func NewCommand(streams Streams) *cobra.Command {
 	cmd.AddCommand(preflightcmd.NewCommand(preflightcmd.Streams{Out: streams.Out, Err: streams.Err}, func() (string, error) {
 		return output(OutputText, OutputJSON, preflight.FormatJUnit)
 	}))
+	cmd.AddCommand(migratecmd.NewCommand(migratecmd.Streams{In: streams.In, Out: streams.Out, Err: streams.Err,
+		Output:     func() (string, error) { return output(OutputText, OutputJSON) },
+		IsTerminal: func() bool { return isTerminal(streams.In) },
+	}))
 	cmd.AddCommand(installcmd.NewCommand(installcmd.Streams{Out: streams.Out, Err: streams.Err, Output: func() (string, error) {
 		return output(OutputText, OutputJSON)
 	}}))
@@ -104,4 +112,10 @@ func loadConfig(v *viper.Viper, file string, flags *pflag.FlagSet) error {
 		return exitcode.UsageError(fmt.Errorf("configuration: %s", strings.Join(errs, "; ")))
 	}
 	return nil
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -1,0 +1,159 @@
+package migratecmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/migrate"
+)
+
+type runOptions struct {
+	Plan        string
+	Approve     bool
+	Until       string
+	To          string
+	JournalFile string
+	Takeover    bool
+	Poll        time.Duration
+}
+
+// newApplyCommand returns apply, or resume when resume is true: the same
+// run, but resume needs an existing journal and may take over a dead run's
+// hold.
+func newApplyCommand(streams Streams, resume bool) *cobra.Command {
+	o := &runOptions{Poll: time.Second}
+	use, short := "apply", "Run the plan's steps in order, stopping at each gate"
+	if resume {
+		use, short = "resume", "Continue a migration after a crash or a stop (every step is idempotent)"
+	}
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
+	kube := newClusterFlags(cmd)
+	o.addFlags(cmd)
+	cmd.Flags().StringVar(&o.Until, "until", "", "stop after this step")
+	if resume {
+		cmd.Flags().BoolVar(&o.Takeover, "takeover", false, "take the migration over from a run that still holds it (only when that run is gone)")
+	}
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		r, ctx, stop, err := o.runner(cmd, kube, streams, use)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		if resume {
+			if _, err := r.Store.Load(ctx); err != nil {
+				return runError(ctx, fmt.Errorf("resume: %w; start with `migrate-from-intree apply`", err))
+			}
+			// A run that died holding the journal on this machine is gone:
+			// no need to wait for its heartbeat to go stale.
+			r.Takeover = o.Takeover || deadLocalHolder(ctx, r)
+		}
+		return runError(ctx, r.Apply(ctx, o.Until))
+	}
+	return cmd
+}
+
+func newRollbackCommand(streams Streams) *cobra.Command {
+	o := &runOptions{Poll: time.Second}
+	cmd := &cobra.Command{
+		Use:   "rollback",
+		Short: "Undo completed steps, newest first, back to the in-tree provider (or to --to STEP)",
+		Args:  cobra.NoArgs,
+	}
+	kube := newClusterFlags(cmd)
+	o.addFlags(cmd)
+	cmd.Flags().StringVar(&o.To, "to", "", "undo the steps after this one (default: every step)")
+	cmd.Flags().BoolVar(&o.Takeover, "takeover", false, "take the migration over from a run that still holds it")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		r, ctx, stop, err := o.runner(cmd, kube, streams, "rollback")
+		if err != nil {
+			return err
+		}
+		defer stop()
+		r.Takeover = o.Takeover || deadLocalHolder(ctx, r)
+		return runError(ctx, r.Rollback(ctx, o.To))
+	}
+	return cmd
+}
+
+func (o *runOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Plan, "plan", "", "the plan file `migrate-from-intree plan` wrote")
+	f.BoolVar(&o.Approve, "approve", false, "run every step without asking (without it, each step that changes something is asked for on the terminal)")
+	f.StringVar(&o.JournalFile, "journal-file", "", "local copy of the journal (default: beside the plan, <plan>.journal.json)")
+	f.DurationVar(&o.Poll, "poll-interval", o.Poll, "how often the gates look")
+}
+
+// runner builds the Runner; the returned context ends on SIGINT/SIGTERM.
+func (o *runOptions) runner(cmd *cobra.Command, kube *clusterFlags, streams Streams, command string) (*migrate.Runner, context.Context, func(), error) {
+	p, err := readPlan(o.Plan)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !o.Approve && (streams.IsTerminal == nil || !streams.IsTerminal()) {
+		return nil, nil, nil, exitcode.UsageError(errors.New("without --approve every step that changes something is asked for on a terminal, and there is none: pass --approve"))
+	}
+	cfg, client, err := kube.clients()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	applier, err := newApplier(cfg)
+	if err != nil {
+		return nil, nil, nil, exitcode.UsageError(err)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	r := &migrate.Runner{
+		Client: client, Applier: applier, Plan: p, Out: streams.Err, Poll: o.Poll,
+		Store:  &migrate.Store{Client: client, LocalPath: journalPath(o.Plan, o.JournalFile)},
+		Holder: holder(command),
+		NodeCommand: func(phase, scope string) string {
+			if scope != "" {
+				phase += " --scope " + scope
+			}
+			return fmt.Sprintf("awsccmctl migrate-from-intree node --phase %s --kubeconfig <kubeconfig>", phase)
+		},
+	}
+	if !o.Approve {
+		in := bufio.NewReader(streams.In)
+		r.Approve = func(s *migrate.Step, undo bool) (bool, error) {
+			what := s.Action
+			verb := "run"
+			if undo {
+				what, verb = s.Undo, "undo"
+			}
+			fmt.Fprintf(streams.Err, "%s step %s?\n  %s\n[y/N] ", verb, s.Name, what)
+			line, err := in.ReadString('\n')
+			if err != nil && line == "" {
+				return false, fmt.Errorf("read the answer: %w", err)
+			}
+			a := strings.ToLower(strings.TrimSpace(line))
+			return a == "y" || a == "yes", nil
+		}
+	}
+	return r, ctx, stop, nil
+}
+
+// deadLocalHolder reports whether the journal's holder was a process on
+// this machine that no longer runs.
+func deadLocalHolder(ctx context.Context, r *migrate.Runner) bool {
+	j, err := r.Store.Load(ctx)
+	if err != nil || j.Holder == nil {
+		return false
+	}
+	return j.Holder.Host == r.Holder.Host && !processAlive(j.Holder.PID)
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	return syscall.Kill(pid, 0) == nil
+}
