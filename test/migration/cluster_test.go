@@ -1,0 +1,216 @@
+package migration
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
+	"github.com/awsccmctl/awsccmctl/internal/testbed/staticpod"
+)
+
+// nodeRoot copies a testdata layout into a fresh fake node root, filling
+// the placeholders.
+func nodeRoot(t *testing.T, layout string, vars map[string]string) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "root")
+	src := filepath.Join("testdata", layout)
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		dst := filepath.Join(root, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if d.Name() == ".keep" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		s := string(data)
+		for k, v := range vars {
+			s = strings.ReplaceAll(s, "{{"+k+"}}", v)
+		}
+		return os.WriteFile(dst, []byte(s), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inTreeCloudConfig points the in-tree provider's aws-sdk-go v1 clients at
+// the emulator ([ServiceOverride]); with Zone, VPC, SubnetID and the cluster
+// tag set it makes no AWS call at start.
+func inTreeCloudConfig() []byte {
+	return fmt.Appendf(nil, `[Global]
+Zone = us-east-1a
+VPC = vpc-0demo000000000001
+SubnetID = subnet-0demo00000000000a
+KubernetesClusterID = %s
+
+[ServiceOverride "1"]
+Service = ec2
+Region = %s
+URL = %s
+SigningRegion = %s
+
+[ServiceOverride "2"]
+Service = elasticloadbalancing
+Region = %s
+URL = %s
+SigningRegion = %s
+`, clusterID, region, env.awsURL, region, region, env.awsURL, region)
+}
+
+// controlPlane is the fake control-plane node: its root, and the static-Pod
+// runner playing its kubelet.
+type controlPlane struct {
+	root   string
+	runner *staticpod.Runner
+	port   int
+}
+
+// startControlPlaneNode lays out a kubeadm 1.26 control-plane node running
+// the in-tree provider and starts its kube-controller-manager from the
+// manifest, with the client certificate of system:kube-controller-manager.
+func startControlPlaneNode(t *testing.T) *controlPlane {
+	t.Helper()
+	port, err := childproc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := nodeRoot(t, "kubeadm-control-plane", map[string]string{"SECURE_PORT": strconv.Itoa(port)})
+	pki := filepath.Join(root, "etc", "kubernetes", "pki")
+	for dst, src := range map[string]string{"ca.crt": env.cp.CACertFile, "sa.key": env.cp.ServiceAccountKeyFile} {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(pki, dst), data)
+	}
+	if err := env.cp.ClientCertKubeconfig(filepath.Join(root, "etc", "kubernetes", "controller-manager.conf"), "system:kube-controller-manager", nil); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "etc", "kubernetes", "cloud.conf"), inTreeCloudConfig())
+	runner, err := staticpod.Start(context.Background(), staticpod.Options{
+		Root: root, NodeName: cpNode, Client: env.kube,
+		Binaries: map[string]string{"kube-controller-manager": env.kcmBin},
+		Env:      awsEnv(),
+		Logf:     func(format string, args ...any) { t.Logf("kubelet(%s): "+format, append([]any{cpNode}, args...)...) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(runner.Stop)
+	return &controlPlane{root: root, runner: runner, port: port}
+}
+
+// registerInTreeNode creates a Node as an in-tree kubelet registers it:
+// providerID, zone and instance-type labels, no uninitialized taint, Ready.
+func registerInTreeNode(t *testing.T, name, zone, id, ip string, controlPlane bool) {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{
+		"kubernetes.io/hostname": name, corev1.LabelTopologyZone: zone, corev1.LabelTopologyRegion: region,
+		corev1.LabelInstanceTypeStable: "m5.large",
+	}
+	if controlPlane {
+		labels["node-role.kubernetes.io/control-plane"] = ""
+	}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: corev1.NodeSpec{ProviderID: "aws:///" + zone + "/" + id}}
+	if _, err := env.kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := env.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeInternalDNS, Address: name}}
+		cur.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		_, err = env.kube.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createLBService creates a LoadBalancer Service with one TCP port.
+func createLBService(t *testing.T, name string, annotations map[string]string, nodePort int32) {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: annotations},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), NodePort: nodePort, Protocol: corev1.ProtocolTCP}}},
+	}
+	if _, err := env.kube.CoreV1().Services("default").Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func hostname(t *testing.T, name string) string {
+	t.Helper()
+	s, err := env.kube.CoreV1().Services("default").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Status.LoadBalancer.Ingress) == 0 {
+		return ""
+	}
+	return s.Status.LoadBalancer.Ingress[0].Hostname
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		ok, err := cond(ctx)
+		if err == nil && ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func leaseHolder(ctx context.Context, name string) (string, *coordinationv1.Lease) {
+	l, err := env.kube.CoordinationV1().Leases("kube-system").Get(ctx, name, metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil {
+		return "", l
+	}
+	return *l.Spec.HolderIdentity, l
+}
