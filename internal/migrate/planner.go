@@ -51,6 +51,10 @@ func (e *RefusedError) Error() string {
 	return b.String()
 }
 
+// idImagesECRProvider is preflight's check for Pods pulling private ECR
+// images on nodes without a kubelet credential provider.
+const idImagesECRProvider = "images-ecr-credential-provider"
+
 // preflight checks whose failure plan explains in its own words.
 var preflightWayOut = map[string]string{
 	"storage-ebs-csi-driver": "install the EBS CSI driver (ebs.csi.aws.com) before the move: CSI migration for EBS is locked on since 1.25, and in-tree EBS volumes need the driver to attach",
@@ -210,6 +214,13 @@ func preflightRefusals(r *preflight.Report) []Refusal {
 	}
 	var out []Refusal
 	for _, f := range r.Findings {
+		// A warning there is a refusal here: after kubelet-external the
+		// kubelets have no in-tree ECR credentials, and those pulls fail.
+		if f.ID == idImagesECRProvider && f.Status == preflight.StatusWarn && !f.Ignored {
+			out = append(out, Refusal{Reason: fmt.Sprintf("preflight %s: %s; the kubelet-external step removes the in-tree ECR credentials", f.ID, f.Message),
+				WayOut: "configure a kubelet credential provider for ECR on those nodes first (" + f.Remediation + ")"})
+			continue
+		}
 		if f.Status != preflight.StatusFail {
 			continue
 		}

@@ -141,6 +141,9 @@ func TestBuildPlanRefuses(t *testing.T) {
 		{"cloud routes off", "v1.26.13", base("--allocate-node-cidrs=true", "--configure-cloud-routes=false"), PlanOptions{}, nil},
 		{"preflight failed", "v1.26.13", base(), PlanOptions{Preflight: failedEBS}, []string{"preflight storage-ebs-csi-driver failed", "install the EBS CSI driver"}},
 		{"preflight not run", "v1.26.13", base(), PlanOptions{Preflight: nil}, []string{"pre-migrate preflight did not run"}},
+		{"private ECR without a credential provider", "v1.26.13", base(), PlanOptions{Preflight: &preflight.Report{Findings: []preflight.Finding{{
+			ID: "images-ecr-credential-provider", Status: preflight.StatusWarn, Message: "2 Pods pull from 123456789012.dkr.ecr.us-east-1.amazonaws.com", Remediation: "install ecr-credential-provider"}}}},
+			[]string{"removes the in-tree ECR credentials", "install ecr-credential-provider"}},
 		{"namespace", "v1.26.13", base(), PlanOptions{Install: install.InstallConfiguration{Namespace: "cloud"}}, []string{"--namespace cloud"}},
 		{"cluster name", "v1.26.13", base(), PlanOptions{Install: install.InstallConfiguration{ClusterName: "other"}}, []string{"--cluster-name other", "set it to prod"}},
 		{"restart on two control-plane nodes", "v1.26.13", append(base(), kcmPod("cp-2", inTree...)), PlanOptions{Mode: ModeRestart}, []string{"--mode=restart on 2 control-plane nodes"}},
@@ -246,5 +249,34 @@ func TestMigrationHolder(t *testing.T) {
 	l.Migration.Holder = "cp-2_ccc"
 	if got := l.migrationHolder(); !strings.Contains(got, "unknown identity") {
 		t.Errorf("holder = %s", got)
+	}
+}
+
+func TestBuildPlanRestartMode(t *testing.T) {
+	c := discover(t, "v1.26.13", kcmPod("cp-1", inTree...), kubeadmConfig(), node("cp-1", true), node("w-1", false))
+	p, err := BuildPlan(c, PlanOptions{Mode: ModeRestart, Preflight: passingPreflight, Install: install.InstallConfiguration{Image: "example.com/ccm:v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "verify-cluster,kcm-external,install-ccm,kubeadm-config,kubelet-external/control-plane,kubelet-external/workers"
+	if got := strings.Join(p.StepNames(), ","); got != want {
+		t.Errorf("restart steps = %s, want %s", got, want)
+	}
+	_, s, _ := p.Step(StepKCMExternal)
+	if s.Phase != PhaseControlPlaneExternal || !strings.Contains(s.Description, "no manager runs them until the CCM starts") {
+		t.Errorf("kcm-external states the gap: %+v", s)
+	}
+	// The undo of each node step restores only its own files.
+	for _, tc := range []struct{ step, phase, scope string }{
+		{StepKCMExternal, PhaseRestore, ScopeControlPlane},
+		{"kubelet-external/workers", PhaseRestore, ScopeKubelet},
+	} {
+		phase, scope, _, ok := p.NodePhase(tc.step, true)
+		if !ok || phase != tc.phase || scope != tc.scope {
+			t.Errorf("undo of %s: %s %s %v", tc.step, phase, scope, ok)
+		}
+	}
+	if _, _, _, ok := p.NodePhase(StepInstallCCM, false); ok {
+		t.Error("install-ccm is not a node step")
 	}
 }
