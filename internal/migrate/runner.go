@@ -80,7 +80,10 @@ type env struct {
 	// kcmLastRenew is kube-controller-manager's last renewal of the
 	// migration lease seen by the cut-over gate.
 	kcmLastRenew time.Time
-	update       func(context.Context, func(*Journal) error) (*Journal, error)
+	// kcmExternalSince is when the cut-over gate first saw every
+	// kube-controller-manager external: the hand-over bound starts there.
+	kcmExternalSince time.Time
+	update           func(context.Context, func(*Journal) error) (*Journal, error)
 }
 
 // PlanDigest identifies a plan's content.

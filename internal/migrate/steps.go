@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -182,13 +183,27 @@ func rbacGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
 	return passed(seen...), nil
 }
 
+// deleteRBAC removes the migration's Roles, RoleBindings and the reports
+// ConfigMap (by name: install's uninstall removes only install's objects).
 func deleteRBAC(ctx context.Context, e *env, _ *Step) error {
-	objs, err := migrationRBAC(e.plan)
-	if err != nil {
-		return err
+	var errs []error
+	del := func(kind, name string, f func() error) {
+		err := f()
+		switch {
+		case err == nil:
+			fmt.Fprintf(e.out, "%s/%s/%s deleted\n", kind, Namespace, name)
+		case !apierrors.IsNotFound(err):
+			errs = append(errs, fmt.Errorf("delete %s %s/%s: %w", kind, Namespace, name, err))
+		}
 	}
-	_, err = e.applier.Uninstall(ctx, objs, apply.Options{Progress: e.out})
-	return err
+	opts := metav1.DeleteOptions{}
+	rbac := e.client.RbacV1()
+	for _, name := range []string{MigrationRoleName, ReportsRoleName} {
+		del("RoleBinding", name, func() error { return rbac.RoleBindings(Namespace).Delete(ctx, name, opts) })
+		del("Role", name, func() error { return rbac.Roles(Namespace).Delete(ctx, name, opts) })
+	}
+	del("ConfigMap", ReportsName, func() error { return e.client.CoreV1().ConfigMaps(Namespace).Delete(ctx, ReportsName, opts) })
+	return errors.Join(errs...)
 }
 
 // --- control-plane node steps ----------------------------------------------
@@ -488,11 +503,7 @@ func finalizeGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
 		return waiting(ev...), nil
 	}
 	// Clean up: nothing contends the migration lease any more.
-	rbac, err := migrationRBAC(e.plan)
-	if err != nil {
-		return gateResult{}, err
-	}
-	if _, err := e.applier.Uninstall(ctx, rbac, apply.Options{Progress: e.out}); err != nil {
+	if err := deleteRBAC(ctx, e, nil); err != nil {
 		return gateResult{}, err
 	}
 	err = e.client.CoordinationV1().Leases(leadermigration.LeaseNamespace).Delete(ctx, leadermigration.LeaseName, metav1.DeleteOptions{})

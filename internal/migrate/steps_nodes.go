@@ -117,6 +117,15 @@ func cutOverGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 	if err != nil || !ok {
 		return waiting(ev...), err
 	}
+	// The hand-over bound runs from the moment every kube-controller-manager
+	// is seen external: the CCM must hold the migration lease by then.
+	if e.kcmExternalSince.IsZero() {
+		e.kcmExternalSince = e.now()
+	}
+	if bound := e.plan.Spec.Handover.GateBound.Duration; bound > 0 && l.migrationHolder() != leadermigration.ComponentCCM && e.now().Sub(e.kcmExternalSince) > bound {
+		return gateResult{}, &GateError{Step: s.Name, Timeout: bound, Evidence: append(ev, l.String(),
+			fmt.Sprintf("the CCM did not take the migration lease within the hand-over bound %s of kube-controller-manager going external", bound))}
+	}
 	apiOK, apiEv, err := e.apiserverExternal(ctx)
 	if err != nil {
 		return gateResult{}, err
