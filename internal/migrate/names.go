@@ -18,7 +18,9 @@ const (
 
 // stepOrder is the order of the step kinds in each mode.
 var stepOrder = map[Mode][]string{
-	ModeLeaderMigration: {StepVerifyCluster, StepMigrationRBAC, StepKCMLeaderMigration, StepInstallCCM, StepCutOver, StepKubeadmConfig, StepFinalize, StepKubeletExternal},
+	// finalize comes last: it removes the reports ConfigMap the kubelet
+	// steps' node reports go to.
+	ModeLeaderMigration: {StepVerifyCluster, StepMigrationRBAC, StepKCMLeaderMigration, StepInstallCCM, StepCutOver, StepKubeadmConfig, StepKubeletExternal, StepFinalize},
 	ModeRestart:         {StepVerifyCluster, StepKCMExternal, StepInstallCCM, StepKubeadmConfig, StepKubeletExternal},
 }
 

@@ -82,8 +82,8 @@ func TestBuildPlanLeaderMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"verify-cluster", "migration-rbac", "kcm-leader-migration", "install-ccm", "cut-over", "kubeadm-config", "finalize",
-		"kubelet-external/control-plane", "kubelet-external/workers"}
+	want := []string{"verify-cluster", "migration-rbac", "kcm-leader-migration", "install-ccm", "cut-over", "kubeadm-config",
+		"kubelet-external/control-plane", "kubelet-external/workers", "finalize"}
 	if got := p.StepNames(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("steps = %v, want %v", got, want)
 	}

@@ -102,17 +102,6 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 		Timeout:      durationOf(time.Minute),
 		Undo:         "put the original ClusterConfiguration back",
 	})
-	if p.Spec.Mode == ModeLeaderMigration {
-		steps = append(steps, Step{
-			Name: StepFinalize, Runs: RunsCluster, Mutating: true,
-			Description:  "run the CCM without leader migration and remove what the migration added",
-			Precondition: "the CCM runs the migrated controllers",
-			Action:       ccmAction(kops, "server-side apply install's objects without the leader-migration file and flags (a rolling update: a CCM with leader migration contends the migration lease only while it holds the main lease, so the loops never run twice)"),
-			Gate:         fmt.Sprintf("a CCM Pod started since leads and its /healthz?verbose lists the migrated controllers, no kube-controller-manager holds the migration lease; then the migration RBAC, the reports ConfigMap and Lease %s are deleted", lm),
-			Timeout:      durationOf(5 * time.Minute),
-			Undo:         "apply the migration RBAC and the CCM with leader migration again",
-		})
-	}
 	for _, g := range p.Spec.NodeGroups {
 		extra := ""
 		if len(g.KubeletFlags) > 0 {
@@ -126,6 +115,17 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 			Gate:         "every node of the group reports the phase; no Node deleted, re-tainted uninitialized or given another providerID",
 			Timeout:      durationOf(nodeTimeout),
 			Undo:         nodeAction(PhaseRestore+" --scope "+ScopeKubelet, "put the kubelet's flag files back"),
+		})
+	}
+	if p.Spec.Mode == ModeLeaderMigration {
+		steps = append(steps, Step{
+			Name: StepFinalize, Runs: RunsCluster, Mutating: true,
+			Description:  "run the CCM without leader migration and remove what the migration added",
+			Precondition: "the CCM runs the migrated controllers",
+			Action:       ccmAction(kops, "server-side apply install's objects without the leader-migration file and flags (a rolling update: a CCM with leader migration contends the migration lease only while it holds the main lease, so the loops never run twice)"),
+			Gate:         fmt.Sprintf("a CCM Pod started since leads and its /healthz?verbose lists the migrated controllers, no kube-controller-manager holds the migration lease; then the migration RBAC, the reports ConfigMap and Lease %s are deleted", lm),
+			Timeout:      durationOf(5 * time.Minute),
+			Undo:         "apply the migration RBAC and the CCM with leader migration again",
 		})
 	}
 	return steps
