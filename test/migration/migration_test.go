@@ -272,6 +272,13 @@ func (s *scenario) testApplyKillResume(t *testing.T) {
 	if _, err := env.kube.CoordinationV1().Leases("kube-system").Get(context.Background(), leadermigration.LeaseName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the migration lease is left: %v", err)
 	}
+	// finalize removed what the migration added.
+	if _, err := env.kube.RbacV1().Roles("kube-system").Get(context.Background(), migrate.MigrationRoleName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Role %s is left after finalize: %v", migrate.MigrationRoleName, err)
+	}
+	if _, err := env.kube.CoreV1().ConfigMaps("kube-system").Get(context.Background(), migrate.ReportsName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ConfigMap %s is left after finalize: %v", migrate.ReportsName, err)
+	}
 	if ccm.Starts() < 2 {
 		t.Errorf("the CCM was started %d times; finalize restarts it without leader migration", ccm.Starts())
 	}
@@ -308,6 +315,9 @@ func (s *scenario) testRollback(t *testing.T) {
 	}
 	if _, err := env.kube.AppsV1().DaemonSets("kube-system").Get(context.Background(), install.AppName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the CCM's DaemonSet is left: %v", err)
+	}
+	if _, err := env.kube.RbacV1().RoleBindings("kube-system").Get(context.Background(), migrate.MigrationRoleName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("RoleBinding %s is left after rollback: %v", migrate.MigrationRoleName, err)
 	}
 	cm, err := env.kube.CoreV1().ConfigMaps("kube-system").Get(context.Background(), "kubeadm-config", metav1.GetOptions{})
 	if err != nil || cm.Data["ClusterConfiguration"] != kubeadmClusterConfiguration {
