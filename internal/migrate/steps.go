@@ -317,15 +317,27 @@ func (e *env) leaderMigration() bool { return e.plan.Spec.Mode == ModeLeaderMigr
 func (e *env) kops() bool { return e.plan.Spec.Cluster.Distribution == DistributionKops }
 
 func installCCM(ctx context.Context, e *env, _ *Step) error {
+	return e.writeCCM(ctx, e.leaderMigration(), false,
+		"apply the cluster-spec edit for spec.cloudControllerManager (spec.kops of the plan) and `kops update cluster --yes`")
+}
+
+// writeCCM applies (or, with remove, deletes) install's objects, with the
+// leader-migration file and flags when leaderMigration. On kops it prints
+// the kops step instead: kops runs its own CCM addon.
+func (e *env) writeCCM(ctx context.Context, leaderMigration, remove bool, kopsStep string) error {
 	if e.kops() {
-		fmt.Fprintln(e.out, "  kops: apply the cluster-spec edit for spec.cloudControllerManager (spec.kops of the plan) and `kops update cluster --yes`")
+		fmt.Fprintln(e.out, "  kops: "+kopsStep)
 		return nil
 	}
-	objs, err := ccmObjects(e.plan, e.leaderMigration())
+	objs, err := ccmObjects(e.plan, leaderMigration)
 	if err != nil {
 		return err
 	}
-	_, err = e.applier.Apply(ctx, objs, apply.Options{Progress: e.out})
+	if remove {
+		_, err = e.applier.Uninstall(ctx, objs, apply.Options{Progress: e.out})
+	} else {
+		_, err = e.applier.Apply(ctx, objs, apply.Options{Progress: e.out})
+	}
 	return err
 }
 
@@ -371,16 +383,8 @@ func (e *env) namespace() string {
 }
 
 func uninstallCCM(ctx context.Context, e *env, _ *Step) error {
-	if e.kops() {
-		fmt.Fprintln(e.out, "  kops: `kops edit cluster --unset=cluster.spec.cloudControllerManager` and `kops update cluster --yes`")
-		return nil
-	}
-	objs, err := ccmObjects(e.plan, e.leaderMigration())
-	if err != nil {
-		return err
-	}
-	_, err = e.applier.Uninstall(ctx, objs, apply.Options{Progress: e.out})
-	return err
+	return e.writeCCM(ctx, e.leaderMigration(), true,
+		"`kops edit cluster --unset=cluster.spec.cloudControllerManager` and `kops update cluster --yes`")
 }
 
 // uninstallCCMGate: the CCM's workload is gone and, in leader-migration
@@ -452,24 +456,14 @@ func containerArgs(cs []corev1.Container) []string {
 
 // --- finalize ---------------------------------------------------------------
 
-// finalize runs the CCM without leader migration, then removes the
-// migration's config, its RBAC and the stale migration lease. Safe during
+// finalize runs the CCM without leader migration; its gate removes the
+// migration's RBAC, the reports and the stale migration lease once a CCM
+// without it leads. Safe during
 // the CCM's rolling update: a CCM with leader migration contends the
 // migration lease only while it holds the main lease, which a CCM without
 // it needs before it starts any controller.
 func finalize(ctx context.Context, e *env, _ *Step) error {
-	if e.kops() {
-		fmt.Fprintln(e.out, "  kops: set spec.cloudControllerManager.enableLeaderMigration=false and `kops update cluster --yes`")
-		return nil
-	}
-	objs, err := ccmObjects(e.plan, false)
-	if err != nil {
-		return err
-	}
-	if _, err := e.applier.Apply(ctx, objs, apply.Options{Progress: e.out}); err != nil {
-		return err
-	}
-	return nil
+	return e.writeCCM(ctx, false, false, "set spec.cloudControllerManager.enableLeaderMigration=false and `kops update cluster --yes`")
 }
 
 // finalizeGate: the workload runs without leader migration, a CCM Pod
