@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -55,16 +56,9 @@ func Discover(ctx context.Context, client kubernetes.Interface) (*Cluster, error
 	if c.APIServer, err = mirrorPodFlags(ctx, client, "kube-apiserver"); err != nil {
 		return nil, err
 	}
-	pods, err := client.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=" + leadermigration.ComponentKCM})
-	if err != nil {
-		return nil, fmt.Errorf("list kube-system Pods: %w", err)
-	}
-	c.Kops = len(pods.Items) > 0
 	for _, k := range c.KCM {
-		p, err := client.CoreV1().Pods(metav1.NamespaceSystem).Get(ctx, k.Pod, metav1.GetOptions{})
-		if err == nil && len(p.Spec.Containers) > 0 {
-			c.KCMVersion = nodefiles.ImageVersion(p.Spec.Containers[0].Image)
-		}
+		c.Kops = c.Kops || k.Kops
+		c.KCMVersion = nodefiles.ImageVersion(k.Image)
 	}
 	_, err = client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, kubeadmConfigName, metav1.GetOptions{})
 	switch {
@@ -150,7 +144,7 @@ func (c *Cluster) nodeGroups() []NodeGroup {
 	}
 	slices.Sort(cp)
 	out := []NodeGroup{{Name: "control-plane", Nodes: slices.Compact(cp)}}
-	for _, g := range sortedKeys(groups) {
+	for _, g := range slices.Sorted(maps.Keys(groups)) {
 		nodes := groups[g]
 		slices.Sort(nodes)
 		out = append(out, NodeGroup{Name: g, Nodes: nodes})

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -113,12 +112,15 @@ func readLeases(ctx context.Context, client kubernetes.Interface) (leases, error
 type staticPodFlags struct {
 	Node  string
 	Pod   string
+	Image string
 	Flags nodefiles.Flags
+	// Kops: the Pod carries kops' k8s-app label (kubeadm's is component).
+	Kops bool
 }
 
 // mirrorPodFlags returns the flags of component's mirror Pods in
 // kube-system, one per node (kubeadm labels them component=<name>, kops
-// k8s-app=<name>).
+// k8s-app=<name>), read with the node-file parser preflight uses.
 func mirrorPodFlags(ctx context.Context, client kubernetes.Interface, component string) ([]staticPodFlags, error) {
 	var out []staticPodFlags
 	seen := map[string]bool{}
@@ -135,43 +137,15 @@ func mirrorPodFlags(ctx context.Context, client kubernetes.Interface, component 
 				continue
 			}
 			seen[p.Name] = true
-			out = append(out, staticPodFlags{Node: p.Spec.NodeName, Pod: p.Name, Flags: componentFlags(p, component)})
+			sp := nodefiles.FromPod(p)
+			if sp == nil || sp.Component != component {
+				continue
+			}
+			out = append(out, staticPodFlags{Node: p.Spec.NodeName, Pod: p.Name, Image: sp.Image, Flags: sp.Flags, Kops: key == "k8s-app"})
 		}
 	}
 	slices.SortFunc(out, func(a, b staticPodFlags) int { return strings.Compare(a.Node, b.Node) })
 	return out, nil
-}
-
-// componentFlags finds the component's binary in the container's command
-// and args (kubeadm: the first word; kops: after /go-runner, or inside a
-// /bin/sh -c script) and returns the flags after it.
-func componentFlags(p *corev1.Pod, component string) nodefiles.Flags {
-	for _, c := range p.Spec.Containers {
-		words := append(append([]string{}, c.Command...), c.Args...)
-		for i, w := range words {
-			if path.Base(w) == component {
-				return nodefiles.ParseFlags(words[i+1:])
-			}
-			// A shell script: split it into words (no quoting in these
-			// lines beyond plain words) up to the first redirection.
-			if strings.Contains(w, component+" ") {
-				fields := strings.Fields(w)
-				for k, f := range fields {
-					if path.Base(f) == component {
-						var rest []string
-						for _, r := range fields[k+1:] {
-							if strings.ContainsAny(r, "<>|&;") {
-								break
-							}
-							rest = append(rest, strings.Trim(r, `"'`))
-						}
-						return nodefiles.ParseFlags(rest)
-					}
-				}
-			}
-		}
-	}
-	return nodefiles.ParseFlags(nil)
 }
 
 // HealthzChecks parses /healthz?verbose: the names of the checks that
@@ -192,9 +166,8 @@ func HealthzChecks(body string) []string {
 // ccmHealthz reads /healthz?verbose of every running CCM Pod through the
 // apiserver's pods proxy (so it works from wherever apply runs) and returns
 // the union of their checks: only the leader runs controllers, and "the CCM
-// runs X" holds when any of them does. holder, when a Pod's node name begins
-// it (hostNetwork Pods share the node's host name), is read first.
-func ccmHealthz(ctx context.Context, client kubernetes.Interface, namespace, holder string) (pods string, checks []string, err error) {
+// runs X" holds when any of them does.
+func ccmHealthz(ctx context.Context, client kubernetes.Interface, namespace string) (pods string, checks []string, err error) {
 	list, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: labels.SelectorFromSet(labels.Set{install.LabelName: install.AppName}).String(),
 	})
@@ -225,7 +198,7 @@ func ccmHealthz(ctx context.Context, client kubernetes.Interface, namespace, hol
 		if len(errs) > 0 {
 			return "", nil, fmt.Errorf("%s", strings.Join(errs, "; "))
 		}
-		return "", nil, fmt.Errorf("no running CCM Pod in %s (leader %q)", namespace, holder)
+		return "", nil, fmt.Errorf("no running CCM Pod in %s", namespace)
 	}
 	return strings.Join(names, ","), checks, nil
 }
@@ -247,8 +220,9 @@ func canAccessLease(ctx context.Context, client kubernetes.Interface, user strin
 	return res.Status.Allowed, res.Status.Reason, nil
 }
 
-// anyOf reports whether any of names is in list.
-func anyOf(list []string, names []string) []string {
+// Running returns those of names that list holds: which migrated
+// controllers a /healthz?verbose answer shows running.
+func Running(list []string, names []string) []string {
 	var out []string
 	for _, n := range names {
 		if slices.Contains(list, n) {

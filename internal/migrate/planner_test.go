@@ -205,23 +205,35 @@ func TestDecodePlanRejects(t *testing.T) {
 	}
 }
 
-func TestComponentFlags(t *testing.T) {
-	kops := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{
-		Command: []string{"/go-runner"},
-		Args:    []string{"--log-file=/var/log/kube-controller-manager.log", "--also-stdout", "/usr/local/bin/kube-controller-manager", "--cloud-provider=aws", "--enable-leader-migration"},
-	}}}}
-	if f := componentFlags(kops, "kube-controller-manager"); kcmMode(f) != "in-tree with leader migration" || f.Has("also-stdout") {
-		t.Errorf("kops go-runner: %v (%s)", f, kcmMode(f))
+// The gates read mirror Pods with preflight's node-file parser: kubeadm's
+// command, kops' /go-runner args and a kops sh -c script.
+func TestMirrorPodFlags(t *testing.T) {
+	kops := kcmPod("cp-1")
+	kops.Labels = map[string]string{"k8s-app": "kube-controller-manager"}
+	kops.Spec.Containers[0].Command = []string{"/go-runner"}
+	kops.Spec.Containers[0].Args = []string{"--log-file=/var/log/kube-controller-manager.log", "--also-stdout", "/usr/local/bin/kube-controller-manager", "--cloud-provider=aws", "--enable-leader-migration"}
+	shell := kcmPod("cp-2")
+	shell.Spec.Containers[0].Command = []string{"/bin/sh", "-c", "mkfifo /tmp/pipe; /usr/local/bin/kube-controller-manager --cloud-provider=external --v=2 1>>/var/log/kcm.log 2>&1"}
+	kubeadm := kcmPod("cp-3", "--cloud-provider=external", "--enable-leader-migration=false")
+	cs := fake.NewClientset(kops, shell, kubeadm)
+	got, err := mirrorPodFlags(context.Background(), cs, "kube-controller-manager")
+	if err != nil {
+		t.Fatal(err)
 	}
-	shell := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{
-		Command: []string{"/bin/sh", "-c", "mkfifo /tmp/pipe; /usr/local/bin/kube-controller-manager --cloud-provider=external --v=2 1>>/var/log/kcm.log 2>&1"},
-	}}}}
-	if f := componentFlags(shell, "kube-controller-manager"); kcmMode(f) != "external" || f.Has("1>>/var/log/kcm.log") {
-		t.Errorf("kops shell: %v (%s)", f, kcmMode(f))
+	want := map[string]string{"cp-1": "in-tree with leader migration", "cp-2": "external", "cp-3": "external"}
+	if len(got) != 3 {
+		t.Fatalf("%d mirror Pods read, want 3: %+v", len(got), got)
 	}
-	kubeadm := kcmPod("cp", "--cloud-provider=external", "--enable-leader-migration=false")
-	if f := componentFlags(kubeadm, "kube-controller-manager"); kcmMode(f) != "external" {
-		t.Errorf("kubeadm: %s", kcmMode(f))
+	for _, p := range got {
+		if m := kcmMode(p.Flags); m != want[p.Node] {
+			t.Errorf("%s: %s, want %s (%v)", p.Node, m, want[p.Node], p.Flags)
+		}
+		if p.Kops != (p.Node == "cp-1") || p.Image == "" {
+			t.Errorf("%s: kops %v image %q", p.Node, p.Kops, p.Image)
+		}
+	}
+	if got[0].Flags.Has("also-stdout") {
+		t.Error("go-runner's own flags were read as the component's")
 	}
 }
 

@@ -72,10 +72,20 @@ func parseStaticPod(data []byte) (*StaticPod, error) {
 	if len(pod.Spec.Containers) == 0 {
 		return nil, fmt.Errorf("the Pod has no containers")
 	}
+	return FromPod(&pod), nil
+}
+
+// FromPod finds the control-plane component a Pod runs (a static Pod
+// manifest, or its mirror Pod read from the API) and its command line; nil
+// for a Pod of another component.
+func FromPod(pod *corev1.Pod) *StaticPod {
+	if len(pod.Spec.Containers) == 0 {
+		return nil
+	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		if comp, argv := commandOf(c); comp != "" {
-			return newStaticPod(comp, c, argv), nil
+			return newStaticPod(comp, c, argv)
 		}
 	}
 	// No container names a component binary: fall back on the Pod's name or
@@ -90,9 +100,9 @@ func parseStaticPod(data []byte) (*StaticPod, error) {
 				c = &pod.Spec.Containers[i]
 			}
 		}
-		return newStaticPod(name, c, append(slices.Clone(c.Command), c.Args...)), nil
+		return newStaticPod(name, c, append(slices.Clone(c.Command), c.Args...))
 	}
-	return nil, nil
+	return nil
 }
 
 func newStaticPod(comp string, c *corev1.Container, argv []string) *StaticPod {
