@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -66,7 +67,11 @@ func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline) 
 		return nil
 	}
 	var problems []string
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	// From the apiserver's watch cache (resourceVersion 0): one list of
+	// each kind per check, cheap even with thousands of Nodes; a read a
+	// moment old only delays a finding to the next check.
+	cached := metav1.ListOptions{ResourceVersion: "0"}
+	nodes, err := client.CoreV1().Nodes().List(ctx, cached)
 	if err != nil {
 		return fmt.Errorf("node guard: list Nodes: %w", err)
 	}
@@ -74,7 +79,7 @@ func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline) 
 	for i := range nodes.Items {
 		byName[nodes.Items[i].Name] = &nodes.Items[i]
 	}
-	for _, name := range sortedKeys(b.ProviderIDs) {
+	for _, name := range slices.Sorted(maps.Keys(b.ProviderIDs)) {
 		n, ok := byName[name]
 		switch {
 		case !ok:
@@ -85,14 +90,20 @@ func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline) 
 			problems = append(problems, fmt.Sprintf("Node %s is tainted %s again: a kubelet re-registered it", name, taintUninitialized))
 		}
 	}
-	for _, key := range sortedKeys(b.Hostnames) {
-		ns, name, _ := strings.Cut(key, "/")
-		s, err := client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("Service %s: %v", key, err))
-			continue
-		}
-		if got := lbHostname(s); got != b.Hostnames[key] {
+	svcs, err := client.CoreV1().Services(metav1.NamespaceAll).List(ctx, cached)
+	if err != nil {
+		return fmt.Errorf("load-balancer guard: list Services: %w", err)
+	}
+	hostnames := map[string]string{}
+	for i := range svcs.Items {
+		hostnames[svcs.Items[i].Namespace+"/"+svcs.Items[i].Name] = lbHostname(&svcs.Items[i])
+	}
+	for _, key := range slices.Sorted(maps.Keys(b.Hostnames)) {
+		got, ok := hostnames[key]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("Service %s was deleted", key))
+		case got != b.Hostnames[key]:
 			problems = append(problems, fmt.Sprintf("Service %s's load balancer changed from %q to %q", key, b.Hostnames[key], got))
 		}
 	}
@@ -100,13 +111,4 @@ func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline) 
 		return &GuardError{Problems: problems}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

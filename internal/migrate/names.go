@@ -81,6 +81,8 @@ const (
 	HolderStaleAfter = 45 * time.Second
 	// heartbeatEvery is how often a run renews its hold on the journal.
 	heartbeatEvery = 10 * time.Second
+	// guardEvery is how often the guards look while a gate waits.
+	guardEvery = 5 * time.Second
 )
 
 // Labels of the CCM's workload, and where the Pods serve /healthz.

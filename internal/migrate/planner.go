@@ -3,6 +3,8 @@ package migrate
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -186,7 +188,7 @@ func BuildPlan(c *Cluster, o PlanOptions) (*MigrationPlan, error) {
 			NodeGroups: c.nodeGroups(),
 		},
 	}
-	for _, svc := range sortedKeys(c.LoadBalancers) {
+	for _, svc := range slices.Sorted(maps.Keys(c.LoadBalancers)) {
 		p.Spec.LoadBalancers = append(p.Spec.LoadBalancers, LoadBalancer{Service: svc, Hostname: c.LoadBalancers[svc]})
 	}
 	if dist == DistributionKops {

@@ -83,7 +83,9 @@ type env struct {
 	// kcmExternalSince is when the cut-over gate first saw every
 	// kube-controller-manager external: the hand-over bound starts there.
 	kcmExternalSince time.Time
-	update           func(context.Context, func(*Journal) error) (*Journal, error)
+	// ns is the CCM's namespace (the plan's install values, defaulted).
+	ns     string
+	update func(context.Context, func(*Journal) error) (*Journal, error)
 }
 
 // PlanDigest identifies a plan's content.
@@ -160,7 +162,9 @@ func (r *Runner) begin(ctx context.Context, create bool) (context.Context, func(
 }
 
 func (r *Runner) env(j *Journal) *env {
-	e := &env{client: r.Client, applier: r.Applier, plan: r.Plan, journal: j, out: r.Out, now: r.now}
+	v, _ := r.Plan.Values() // validated with the plan
+	v.Default()
+	e := &env{client: r.Client, applier: r.Applier, plan: r.Plan, journal: j, out: r.Out, now: r.now, ns: v.Namespace}
 	e.update = func(ctx context.Context, change func(*Journal) error) (*Journal, error) {
 		nj, err := r.Store.Update(ctx, func(j *Journal) error {
 			if j.Holder == nil || j.Holder.ID != r.Holder.ID {
@@ -292,9 +296,6 @@ func (r *Runner) runStep(ctx context.Context, e *env, i int, s *Step, undo bool)
 		return err
 	}
 	r.printf("%s %d/%d %s: %s", verb, i+1, total, s.Name, describe(s, undo))
-	if l, err := readLeases(ctx, e.client); err == nil {
-		e.trackHandover(l)
-	}
 	if action != nil {
 		if err := action(ctx, e, s); err != nil {
 			return r.fail(ctx, e, s, undo, fmt.Errorf("%s %s: %w", verb, s.Name, err))
@@ -369,15 +370,25 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 	deadline := e.stepStarted.Add(s.Timeout.Duration)
 	lastPrint, lastSeen := r.now(), ""
 	var last gateResult
+	var lastGuard time.Time
 	for {
-		if err := checkGuards(ctx, e.client, e.journal.Baseline); err != nil {
-			return last, err
+		// The guards list every Node and Service: at most every
+		// guardEvery, not at every poll of the gate.
+		if r.now().Sub(lastGuard) >= guardEvery {
+			lastGuard = r.now()
+			if err := checkGuards(ctx, e.client, e.journal.Baseline); err != nil {
+				return last, err
+			}
 		}
 		res, err := gate(ctx, e, s)
 		if err != nil {
 			return res, err
 		}
 		if res.ok {
+			// A step passes only with the guards intact at that moment.
+			if err := checkGuards(ctx, e.client, e.journal.Baseline); err != nil {
+				return res, err
+			}
 			return res, nil
 		}
 		last = res

@@ -282,6 +282,12 @@ func kcmLeaderMigrationGate(ctx context.Context, e *env, _ *Step) (gateResult, e
 	if err != nil || !ok {
 		return waiting(ev...), err
 	}
+	return e.kcmHoldsMigrationLease(ctx, ev)
+}
+
+// kcmHoldsMigrationLease passes, with ev and the leases as evidence, once a
+// kube-controller-manager holds the migration lease and renews it.
+func (e *env) kcmHoldsMigrationLease(ctx context.Context, ev []string) (gateResult, error) {
 	l, err := readLeases(ctx, e.client)
 	if err != nil {
 		return gateResult{}, err
@@ -354,12 +360,12 @@ func installCCMGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 	if !l.CCM.fresh(e.now()) || l.CCM.Renewed.Before(e.stepStarted.Add(-time.Second)) {
 		return waiting(append(ev, "the CCM does not lead its lease yet")...), nil
 	}
-	pod, checks, err := ccmHealthz(ctx, e.client, e.namespace(), l.CCM.Holder)
+	pod, checks, err := ccmHealthz(ctx, e.client, e.ns)
 	if err != nil {
 		return waiting(append(ev, err.Error())...), nil
 	}
 	ev = append(ev, fmt.Sprintf("CCM Pod %s /healthz?verbose: %s", pod, strings.Join(checks, ", ")))
-	running := anyOf(checks, leadermigration.CCMNames())
+	running := Running(checks, leadermigration.CCMNames())
 	if !e.leaderMigration() {
 		return gateResult{ok: len(running) > 0, evidence: ev}, nil
 	}
@@ -376,12 +382,6 @@ func installCCMGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 	return passed(ev...), nil
 }
 
-func (e *env) namespace() string {
-	v, _ := e.plan.Values()
-	v.Default()
-	return v.Namespace
-}
-
 func uninstallCCM(ctx context.Context, e *env, _ *Step) error {
 	return e.writeCCM(ctx, e.leaderMigration(), true,
 		"`kops edit cluster --unset=cluster.spec.cloudControllerManager` and `kops update cluster --yes`")
@@ -394,11 +394,11 @@ func uninstallCCMGate(ctx context.Context, e *env, _ *Step) (gateResult, error) 
 	var ev []string
 	for _, get := range []func() error{
 		func() error {
-			_, err := e.client.AppsV1().DaemonSets(e.namespace()).Get(ctx, install.AppName, metav1.GetOptions{})
+			_, err := e.client.AppsV1().DaemonSets(e.ns).Get(ctx, install.AppName, metav1.GetOptions{})
 			return err
 		},
 		func() error {
-			_, err := e.client.AppsV1().Deployments(e.namespace()).Get(ctx, install.AppName, metav1.GetOptions{})
+			_, err := e.client.AppsV1().Deployments(e.ns).Get(ctx, install.AppName, metav1.GetOptions{})
 			return err
 		},
 	} {
@@ -410,28 +410,20 @@ func uninstallCCMGate(ctx context.Context, e *env, _ *Step) (gateResult, error) 
 	if !e.leaderMigration() {
 		return passed(ev...), nil
 	}
-	l, err := readLeases(ctx, e.client)
-	if err != nil {
-		return gateResult{}, err
-	}
-	ev = append(ev, l.String())
-	if l.migrationHolder() != leadermigration.ComponentKCM || !l.Migration.fresh(e.now()) {
-		return waiting(ev...), nil
-	}
-	return passed(ev...), nil
+	return e.kcmHoldsMigrationLease(ctx, ev)
 }
 
 // ccmWorkloadArgs returns the CCM container's args of the installed
 // workload.
 func (e *env) ccmWorkloadArgs(ctx context.Context) ([]string, bool, error) {
 	var tmplArgs []string
-	ds, err := e.client.AppsV1().DaemonSets(e.namespace()).Get(ctx, install.AppName, metav1.GetOptions{})
+	ds, err := e.client.AppsV1().DaemonSets(e.ns).Get(ctx, install.AppName, metav1.GetOptions{})
 	switch {
 	case err == nil:
 		tmplArgs = containerArgs(ds.Spec.Template.Spec.Containers)
 	case apierrors.IsNotFound(err):
 		var d *appsv1.Deployment
-		d, err = e.client.AppsV1().Deployments(e.namespace()).Get(ctx, install.AppName, metav1.GetOptions{})
+		d, err = e.client.AppsV1().Deployments(e.ns).Get(ctx, install.AppName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil, false, nil
 		}
@@ -488,12 +480,12 @@ func finalizeGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
 	if !l.CCM.fresh(e.now()) || l.CCM.Acquired.Before(e.stepStarted.Add(-time.Second)) {
 		return waiting(append(ev, "waiting for a CCM without leader migration to lead")...), nil
 	}
-	pod, checks, err := ccmHealthz(ctx, e.client, e.namespace(), l.CCM.Holder)
+	pod, checks, err := ccmHealthz(ctx, e.client, e.ns)
 	if err != nil {
 		return waiting(append(ev, err.Error())...), nil
 	}
 	ev = append(ev, fmt.Sprintf("CCM Pod %s /healthz?verbose: %s", pod, strings.Join(checks, ", ")))
-	if got := anyOf(checks, e.migratedCCMControllers()); len(got) < len(e.migratedCCMControllers()) {
+	if got := Running(checks, e.migratedCCMControllers()); len(got) < len(e.migratedCCMControllers()) {
 		return waiting(ev...), nil
 	}
 	// Clean up: nothing contends the migration lease any more.

@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -78,14 +79,14 @@ func (e *env) kcmReportsQuiet(ctx context.Context, s *Step) (bool, []string, err
 		ev = append(ev, fmt.Sprintf("%s: no report of phase %s yet (`migrate-from-intree node --phase %s --kubeconfig ...` writes it)", n, s.Phase, s.Phase))
 	}
 	ok := len(missing) == 0
-	for _, n := range sortedKeys(reports) {
+	for _, n := range slices.Sorted(maps.Keys(reports)) {
 		r := reports[n]
 		if r.KCMHealthzError != "" {
 			ok = false
 			ev = append(ev, fmt.Sprintf("%s: kube-controller-manager /healthz?verbose: %s", n, r.KCMHealthzError))
 			continue
 		}
-		if running := anyOf(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
+		if running := Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
 			return false, nil, &GuardError{Problems: []string{fmt.Sprintf("split brain: kube-controller-manager on %s still runs %v after the cut-over", n, running)}}
 		}
 		ev = append(ev, fmt.Sprintf("%s: kube-controller-manager runs none of %v", n, leadermigration.KCMNames()))
@@ -138,12 +139,12 @@ func cutOverGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 	if l.migrationHolder() != leadermigration.ComponentCCM || !l.Migration.fresh(e.now()) || !apiOK {
 		return waiting(ev...), nil
 	}
-	pod, checks, err := ccmHealthz(ctx, e.client, e.namespace(), l.CCM.Holder)
+	pod, checks, err := ccmHealthz(ctx, e.client, e.ns)
 	if err != nil {
 		return waiting(append(ev, err.Error())...), nil
 	}
 	ev = append(ev, fmt.Sprintf("CCM Pod %s /healthz?verbose: %s", pod, strings.Join(checks, ", ")))
-	if got := anyOf(checks, e.migratedCCMControllers()); len(got) < len(e.migratedCCMControllers()) {
+	if got := Running(checks, e.migratedCCMControllers()); len(got) < len(e.migratedCCMControllers()) {
 		return waiting(ev...), nil
 	}
 	quiet, qEv, err := e.kcmReportsQuiet(ctx, s)

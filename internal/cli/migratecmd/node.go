@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -199,8 +198,8 @@ func waitKCM(ctx context.Context, root string, phase nodephase.Phase, wait time.
 		switch {
 		case err != nil:
 			last = err.Error()
-		case phase == nodephase.PhaseControlPlaneExternal && len(intersect(checks, leadermigration.KCMNames())) > 0:
-			last = fmt.Sprintf("still runs %v", intersect(checks, leadermigration.KCMNames()))
+		case phase == nodephase.PhaseControlPlaneExternal && len(migrate.Running(checks, leadermigration.KCMNames())) > 0:
+			last = fmt.Sprintf("still runs %v", migrate.Running(checks, leadermigration.KCMNames()))
 		default:
 			return checks, nil
 		}
@@ -228,16 +227,6 @@ func getHealthz(ctx context.Context, client *http.Client, url string) ([]string,
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	return migrate.HealthzChecks(string(body)), nil
-}
-
-func intersect(a, b []string) []string {
-	var out []string
-	for _, x := range b {
-		if slices.Contains(a, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func writeReport(ctx context.Context, kubeconfig string, r migrate.NodeReport) error {
