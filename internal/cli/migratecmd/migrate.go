@@ -138,10 +138,8 @@ func runError(ctx context.Context, err error) error {
 	case errors.As(err, &refused):
 		return &exitcode.Error{Code: exitcode.Refused, Err: err}
 	}
-	var na *migrate.NotApprovedError
-	if errors.As(err, &na) {
-		return &exitcode.Error{Code: exitcode.Failed, Err: err}
-	}
+	// Anything else, a declined step (NotApprovedError) included, is a
+	// failed run.
 	return &exitcode.Error{Code: exitcode.Failed, Err: err}
 }
 
