@@ -1,5 +1,5 @@
 # Thin wrappers over hack/ scripts; the scripts hold the logic.
-.PHONY: all build test bench lint verify demo clean testbed image
+.PHONY: all build test test-unit bench lint verify demo clean testbed image
 
 all: build
 
@@ -9,13 +9,16 @@ build: ## Build both binaries into _output/bin
 testbed: ## Build the real kube-apiserver and etcd the tests run against
 	hack/build-testbed.sh
 
-test: ## Run every unit and integration test (builds the test bed first)
+test: ## Lint, verify, and every unit and integration test (builds the test bed first); what CI runs
 	hack/test.sh
+
+test-unit: ## The fast loop: every test that needs no test-bed binaries (go test -short)
+	hack/test.sh unit
 
 bench: ## Print AWS-call, latency and memory figures counted at the emulator
 	hack/bench.sh
 
-lint: ## gofmt and go vet
+lint: ## golangci-lint (gofmt, go vet and .golangci.yml's linters)
 	hack/lint.sh
 
 verify: ## Fail when generated files (iam/, reference docs) are stale

@@ -50,6 +50,9 @@ func Legacy(t testing.TB) (apiserver, kcm string) {
 // missing, unless $CI is set: then the test fails.
 func Tool(t testing.TB, name string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s", shortReason)
+	}
 	dir, err := BinDir()
 	if err == nil {
 		p := filepath.Join(dir, name)

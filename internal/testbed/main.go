@@ -9,6 +9,9 @@ import (
 	"testing"
 )
 
+// shortReason is why a test that needs the test bed is skipped under -short.
+const shortReason = "testbed: -short (make test-unit) leaves out tests that need the control plane; make test runs them"
+
 // The control plane shared by the tests of one package (set up by Main).
 var (
 	sharedMu   sync.Mutex
@@ -39,6 +42,17 @@ func MainOptions(m *testing.M, opts Options, setup func(cp *ControlPlane) error)
 	mainRan = true
 	sharedMu.Unlock()
 
+	if !flag.Parsed() {
+		flag.Parse() // for testing.Short and testing.Verbose; m.Run accepts parsed flags
+	}
+	if testing.Short() {
+		// make test-unit: the fast loop runs what needs no control plane;
+		// make test (what CI runs) never passes -short.
+		sharedMu.Lock()
+		skipReason = shortReason
+		sharedMu.Unlock()
+		return m.Run()
+	}
 	if _, err := BinDir(); err != nil {
 		reason := err.Error()
 		if mb, ok := err.(*MissingBinariesError); ok {
@@ -69,9 +83,6 @@ func MainOptions(m *testing.M, opts Options, setup func(cp *ControlPlane) error)
 			fmt.Fprintf(os.Stderr, "testbed: stop control plane: %v\n", err)
 		}
 	}()
-	if !flag.Parsed() {
-		flag.Parse() // for testing.Verbose; m.Run accepts parsed flags
-	}
 	if testing.Verbose() {
 		fmt.Fprintf(os.Stderr, "testbed: control plane ready at %s in %s (state in %s)\n", cp.URL, cp.StartupTime.Round(1e6), cp.Dir)
 	}
@@ -98,6 +109,8 @@ func Get(t testing.TB) *ControlPlane {
 	switch {
 	case cp != nil:
 		return cp
+	case reason == shortReason:
+		t.Skip(shortReason)
 	case reason != "":
 		t.Skipf("testbed: SKIP integration tests: %s; run hack/build-testbed.sh", reason)
 	case !ran:
