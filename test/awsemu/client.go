@@ -24,15 +24,15 @@ const DefaultResponseDelay = 100 * time.Microsecond
 // for clients out of process; in-process clients avoid it entirely with
 // HTTPClient.
 func (s *Server) SetResponseDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.ctl.Lock()
+	defer s.ctl.Unlock()
 	s.responseDelay = d
 }
 
 // ResponseDelay returns the delay set by SetResponseDelay.
 func (s *Server) ResponseDelay() time.Duration {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.ctl.Lock()
+	defer s.ctl.Unlock()
 	return s.responseDelay
 }
 

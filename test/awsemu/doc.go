@@ -89,9 +89,18 @@
 // AWS_ENDPOINT_URL_STS and AWS_EC2_METADATA_SERVICE_ENDPOINT; the
 // cmd/aws-emulator command serves a fixture file on 127.0.0.1.
 //
-// Adding a service is one file: a type implementing the unexported service
-// interface (see server.go) plus one line in builtinServices. ELB classic
-// (2012-06-01) and ELBv2 (2015-12-01) share the signing name
-// "elasticloadbalancing"; the router tells them apart by the Version
-// parameter.
+// Tests start one with StartT, which stops it at the test's cleanup, and
+// point the SDK at it through the environment (Emulator.Env, or IMDSEnv as
+// on an EC2 instance); a TestMain uses Serve or Start. DemoFixture is the
+// demo cluster most tests seed it with.
+//
+// Every service is the same shape (server.go): its state in its own struct
+// behind its own lock, and an action table from Action to handler. Adding
+// a service is one file: the state, a constructor returning its *service,
+// and one line in New. Services read each other's state only through
+// small methods that take the other's lock (ec2_state.go); ELB's lock is
+// always taken before EC2's. ELB classic (2012-06-01) and ELBv2
+// (2015-12-01) share the signing name "elasticloadbalancing"; the router
+// tells them apart by the Version parameter, and they share the tag calls
+// (elb_tags.go).
 package awsemu

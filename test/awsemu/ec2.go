@@ -1,48 +1,78 @@
 package awsemu
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
-// ec2Service emulates the EC2 query API (Version 2016-11-15).
-type ec2Service struct{ s *Server }
+// ec2State is the EC2 model: VPCs, subnets, security groups, route tables
+// and instances. Its handlers are the EC2 actions; ELB and IMDS read it
+// through ec2_state.go.
+type ec2State struct {
+	*common
+	// lbs says which load balancers use a security group
+	// (DeleteSecurityGroup's DependencyViolation).
+	lbs *elbState
+	// sgRuleLimit is the quota of ingress rules per security group.
+	sgRuleLimit int
 
-func (*ec2Service) name() string        { return "ec2" }
-func (*ec2Service) signingName() string { return "ec2" }
-func (*ec2Service) apiVersion() string  { return "2016-11-15" }
-func (*ec2Service) protocol() protocol  { return protoEC2Query }
-func (*ec2Service) xmlns() string       { return "http://ec2.amazonaws.com/doc/2016-11-15/" }
+	mu              sync.RWMutex // guards the state below
+	vpcs            table[VPC]
+	subnets         table[Subnet]
+	securityGroups  table[SecurityGroup]
+	routeTables     table[RouteTable]
+	instances       table[instanceRec]
+	eniOwner        map[string]string // ENI ID -> instance ID
+	visibilityDelay time.Duration
+}
 
-func (e *ec2Service) handle(_ context.Context, action string, form url.Values) (any, *apiError) {
-	s := e.s
-	switch action {
-	case "DescribeInstances":
-		return s.describeInstances(form)
-	case "DescribeAvailabilityZones":
-		return s.describeAvailabilityZones(form)
-	case "DescribeSubnets":
-		return s.describeSubnets(form)
-	case "DescribeSecurityGroups":
-		return s.describeSecurityGroups(form)
-	case "DescribeRouteTables":
-		return s.describeRouteTables(form)
-	case "DescribeVpcs":
-		return s.describeVpcs(form)
-	case "CreateTags":
-		return s.createTags(form)
-	case "DeleteTags":
-		return s.deleteTags(form)
+// newEC2State builds the EC2 model of a validated, defaulted fixture.
+func newEC2State(c *common, f *Fixture) *ec2State {
+	s := &ec2State{common: c, sgRuleLimit: f.SecurityGroupRuleLimit, eniOwner: map[string]string{}}
+	for i := range f.VPCs {
+		s.vpcs.put(f.VPCs[i].ID, &f.VPCs[i])
 	}
-	if h, ok := ec2SGActions[action]; ok {
-		return h(s, form)
+	for i := range f.Subnets {
+		s.subnets.put(f.Subnets[i].ID, &f.Subnets[i])
 	}
-	return nil, errInvalidAction(action, "ec2")
+	for i := range f.SecurityGroups {
+		s.securityGroups.put(f.SecurityGroups[i].ID, &f.SecurityGroups[i])
+	}
+	for i := range f.RouteTables {
+		s.routeTables.put(f.RouteTables[i].ID, &f.RouteTables[i])
+	}
+	for _, in := range f.Instances {
+		s.storeInstance(in, time.Time{})
+	}
+	return s
+}
+
+// ec2Service serves the EC2 query API (Version 2016-11-15).
+func ec2Service(s *ec2State) *service {
+	return &service{
+		name: "ec2", signingName: "ec2", apiVersion: "2016-11-15",
+		protocol: protoEC2Query, xmlns: "http://ec2.amazonaws.com/doc/2016-11-15/",
+		actions: actionTable{
+			"DescribeInstances":         s.describeInstances,
+			"DescribeAvailabilityZones": s.describeAvailabilityZones,
+			"DescribeSubnets":           s.describeSubnets,
+			"DescribeSecurityGroups":    s.describeSecurityGroups,
+			"DescribeRouteTables":       s.describeRouteTables,
+			"DescribeVpcs":              s.describeVpcs,
+			"CreateTags":                s.createTags,
+			"DeleteTags":                s.deleteTags,
+			// Security groups (ec2_sg.go).
+			"CreateSecurityGroup":           s.createSecurityGroup,
+			"DeleteSecurityGroup":           s.deleteSecurityGroup,
+			"AuthorizeSecurityGroupIngress": s.authorizeSecurityGroupIngress,
+			"RevokeSecurityGroupIngress":    s.revokeSecurityGroupIngress,
+		},
+	}
 }
 
 // lister implements the common shape of EC2 Describe* calls: an ID list
@@ -110,7 +140,7 @@ type describeInstancesResult struct {
 	NextToken    string           `xml:"nextToken,omitempty"`
 }
 
-func (s *Server) describeInstances(form url.Values) (any, *apiError) {
+func (s *ec2State) describeInstances(form url.Values) (any, *apiError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	now := time.Now()
@@ -201,7 +231,7 @@ type describeAvailabilityZonesResult struct {
 	Zones []xmlZone `xml:"availabilityZoneInfo>item"`
 }
 
-func (s *Server) describeAvailabilityZones(form url.Values) (any, *apiError) {
+func (s *ec2State) describeAvailabilityZones(form url.Values) (any, *apiError) {
 	filters, apiErr := parseFilters(form, "zone-name", "zone-id", "region-name", "state", "zone-type", "group-name")
 	if apiErr != nil {
 		return nil, apiErr
@@ -242,7 +272,7 @@ type returnResult struct {
 }
 
 // resourceTags finds the tag map of a taggable resource. Callers hold s.mu.
-func (s *Server) resourceTags(id string, now time.Time) (*map[string]string, *apiError) {
+func (s *ec2State) resourceTags(id string, now time.Time) (*map[string]string, *apiError) {
 	notFound := func(code, noun string) *apiError {
 		return newAPIError(http.StatusBadRequest, code, "The %s '%s' does not exist", noun, id)
 	}
@@ -279,7 +309,7 @@ func (s *Server) resourceTags(id string, now time.Time) (*map[string]string, *ap
 
 // lookupTagged resolves all ResourceId.N before anything changes, so a
 // failing CreateTags/DeleteTags changes nothing. Callers hold s.mu.
-func (s *Server) lookupTagged(form url.Values) ([]*map[string]string, *apiError) {
+func (s *ec2State) lookupTagged(form url.Values) ([]*map[string]string, *apiError) {
 	ids := indexedValues(form, "ResourceId")
 	if len(ids) == 0 {
 		return nil, errMissingParameter("ResourceId")
@@ -296,7 +326,7 @@ func (s *Server) lookupTagged(form url.Values) ([]*map[string]string, *apiError)
 	return out, nil
 }
 
-func (s *Server) createTags(form url.Values) (any, *apiError) {
+func (s *ec2State) createTags(form url.Values) (any, *apiError) {
 	tags := parseTags(form)
 	if len(tags) == 0 {
 		return nil, errMissingParameter("Tag")
@@ -339,7 +369,7 @@ func (s *Server) createTags(form url.Values) (any, *apiError) {
 	return returnResult{Return: true}, nil
 }
 
-func (s *Server) deleteTags(form url.Values) (any, *apiError) {
+func (s *ec2State) deleteTags(form url.Values) (any, *apiError) {
 	tags := parseTags(form)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -13,7 +13,7 @@ type describeSubnetsResult struct {
 	NextToken string      `xml:"nextToken,omitempty"`
 }
 
-func (s *Server) describeSubnets(form url.Values) (any, *apiError) {
+func (s *ec2State) describeSubnets(form url.Values) (any, *apiError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	l := lister[Subnet]{
@@ -75,7 +75,7 @@ type describeSecurityGroupsResult struct {
 	NextToken string             `xml:"nextToken,omitempty"`
 }
 
-func (s *Server) describeSecurityGroups(form url.Values) (any, *apiError) {
+func (s *ec2State) describeSecurityGroups(form url.Values) (any, *apiError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	l := lister[SecurityGroup]{
@@ -145,7 +145,7 @@ type describeRouteTablesResult struct {
 	NextToken   string          `xml:"nextToken,omitempty"`
 }
 
-func (s *Server) describeRouteTables(form url.Values) (any, *apiError) {
+func (s *ec2State) describeRouteTables(form url.Values) (any, *apiError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	l := lister[RouteTable]{
@@ -198,7 +198,7 @@ type describeVpcsResult struct {
 	NextToken string   `xml:"nextToken,omitempty"`
 }
 
-func (s *Server) describeVpcs(form url.Values) (any, *apiError) {
+func (s *ec2State) describeVpcs(form url.Values) (any, *apiError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	l := lister[VPC]{

@@ -27,14 +27,6 @@ func awsPartition(region string) string {
 	return "aws"
 }
 
-// ec2SGActions are the EC2 actions served by this file.
-var ec2SGActions = map[string]func(*Server, url.Values) (any, *apiError){
-	"CreateSecurityGroup":           (*Server).createSecurityGroup,
-	"DeleteSecurityGroup":           (*Server).deleteSecurityGroup,
-	"AuthorizeSecurityGroupIngress": (*Server).authorizeSecurityGroupIngress,
-	"RevokeSecurityGroupIngress":    (*Server).revokeSecurityGroupIngress,
-}
-
 // sgRule is one security group rule with a single source, the unit AWS
 // counts against the rule quota and compares for duplicates.
 type sgRule struct {
@@ -218,7 +210,7 @@ func parsePorts(form url.Values, p, proto string) (from, to int32, apiErr *apiEr
 
 // sgByParam resolves GroupId (or a GroupName in the default VPC) of a
 // request. Callers hold s.mu.
-func (s *Server) sgByParam(form url.Values) (*SecurityGroup, *apiError) {
+func (s *ec2State) sgByParam(form url.Values) (*SecurityGroup, *apiError) {
 	if id := form.Get("GroupId"); id != "" {
 		if !strings.HasPrefix(id, "sg-") {
 			return nil, newAPIError(http.StatusBadRequest, "InvalidGroupId.Malformed", "Invalid id: \"%s\" (expecting \"sg-...\")", id)
@@ -247,7 +239,7 @@ func errGroupNotFound(id string) *apiError {
 }
 
 // defaultVPC returns the ID of the default VPC or "". Callers hold s.mu.
-func (s *Server) defaultVPC() string {
+func (s *ec2State) defaultVPC() string {
 	for _, v := range s.vpcs.list() {
 		if v.IsDefault {
 			return v.ID
@@ -299,7 +291,7 @@ type createSecurityGroupResult struct {
 	Tags             []xmlTag `xml:"tagSet>item"`
 }
 
-func (s *Server) createSecurityGroup(form url.Values) (any, *apiError) {
+func (s *ec2State) createSecurityGroup(form url.Values) (any, *apiError) {
 	name, desc := form.Get("GroupName"), form.Get("GroupDescription")
 	switch {
 	case name == "":
@@ -348,24 +340,33 @@ type deleteSecurityGroupResult struct {
 	GroupID string `xml:"groupId"`
 }
 
-func (s *Server) deleteSecurityGroup(form url.Values) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sg, apiErr := s.sgByParam(form)
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	if user := s.sgUser(sg.ID); user != "" {
-		return nil, newAPIError(http.StatusBadRequest, "DependencyViolation",
-			"resource %s has a dependent object (%s)", sg.ID, user)
-	}
-	s.securityGroups.remove(sg.ID)
-	return deleteSecurityGroupResult{Return: true, GroupID: sg.ID}, nil
+func (s *ec2State) deleteSecurityGroup(form url.Values) (res any, apiErr *apiError) {
+	// Holding the ELB read lock (taken before the EC2 lock, as ELB calls
+	// do) keeps load balancers from taking the group between the check
+	// and the delete.
+	s.lbs.withGroupUsers(func(lbUsing func(sgID string) string) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		sg, err := s.sgByParam(form)
+		if err != nil {
+			apiErr = err
+			return
+		}
+		if user := s.sgUser(sg.ID, lbUsing); user != "" {
+			apiErr = newAPIError(http.StatusBadRequest, "DependencyViolation",
+				"resource %s has a dependent object (%s)", sg.ID, user)
+			return
+		}
+		s.securityGroups.remove(sg.ID)
+		res = deleteSecurityGroupResult{Return: true, GroupID: sg.ID}
+	})
+	return res, apiErr
 }
 
 // sgUser names something that keeps a security group from being deleted:
-// another group's rule, an instance or a load balancer. Callers hold s.mu.
-func (s *Server) sgUser(id string) string {
+// another group's rule, an instance or a load balancer (lbUsing). Callers
+// hold s.mu.
+func (s *ec2State) sgUser(id string, lbUsing func(sgID string) string) string {
 	for _, other := range s.securityGroups.list() {
 		if other.ID == id {
 			continue
@@ -381,10 +382,8 @@ func (s *Server) sgUser(id string) string {
 			return "instance " + in.ID
 		}
 	}
-	for _, lb := range slices.Concat(s.elb.classic.list(), s.elb.v2.list()) {
-		if slices.Contains(lb.SecurityGroups, id) {
-			return "load balancer " + lb.Name
-		}
+	if lb := lbUsing(id); lb != "" {
+		return "load balancer " + lb
 	}
 	return ""
 }
@@ -413,7 +412,7 @@ type authorizeIngressResult struct {
 	Rules  []xmlSGRule `xml:"securityGroupRuleSet>item"`
 }
 
-func (s *Server) authorizeSecurityGroupIngress(form url.Values) (any, *apiError) {
+func (s *ec2State) authorizeSecurityGroupIngress(form url.Values) (any, *apiError) {
 	rules, apiErr := parseIPPermissions(form)
 	if apiErr != nil {
 		return nil, apiErr
@@ -484,7 +483,7 @@ func ruleCounts(rules []sgRule) (v4, v6 int) {
 	return v4, v6
 }
 
-func (s *Server) revokeSecurityGroupIngress(form url.Values) (any, *apiError) {
+func (s *ec2State) revokeSecurityGroupIngress(form url.Values) (any, *apiError) {
 	rules, apiErr := parseIPPermissions(form)
 	if apiErr != nil {
 		return nil, apiErr

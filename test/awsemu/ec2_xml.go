@@ -130,7 +130,7 @@ type xmlInstanceENI struct {
 func ec2Time(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // xmlInstanceOf renders an instance. Callers hold s.mu.
-func (s *Server) xmlInstanceOf(in *Instance) xmlInstance {
+func (s *ec2State) xmlInstanceOf(in *Instance) xmlInstance {
 	x := xmlInstance{
 		InstanceID:         in.ID,
 		ImageID:            in.ImageID,
@@ -166,7 +166,7 @@ func (s *Server) xmlInstanceOf(in *Instance) xmlInstance {
 	return x
 }
 
-func (s *Server) xmlInstanceENIOf(in *Instance, e *ENI) xmlInstanceENI {
+func (s *ec2State) xmlInstanceENIOf(in *Instance, e *ENI) xmlInstanceENI {
 	vpc := in.VPCID
 	if sn, ok := s.subnets.get(e.SubnetID); ok {
 		vpc = sn.VPCID
@@ -212,7 +212,7 @@ func (s *Server) xmlInstanceENIOf(in *Instance, e *ENI) xmlInstanceENI {
 }
 
 // xmlGroups resolves security group IDs to ID+name pairs. Callers hold s.mu.
-func (s *Server) xmlGroups(ids []string) []xmlGroup {
+func (s *ec2State) xmlGroups(ids []string) []xmlGroup {
 	var out []xmlGroup
 	for _, id := range ids {
 		g := xmlGroup{GroupID: id}
@@ -222,16 +222,6 @@ func (s *Server) xmlGroups(ids []string) []xmlGroup {
 		out = append(out, g)
 	}
 	return out
-}
-
-// zoneID maps a zone name to its ID ("" if unknown). Callers hold s.mu.
-func (s *Server) zoneID(name string) string {
-	for _, z := range s.zones {
-		if z.Name == name {
-			return z.ID
-		}
-	}
-	return ""
 }
 
 type xmlZone struct {
@@ -285,7 +275,7 @@ type xmlIPPermission struct {
 	IPv6Ranges []xmlIPv6Range       `xml:"ipv6Ranges>item"`
 }
 
-func (s *Server) xmlPermissions(ps []Permission) []xmlIPPermission {
+func (s *ec2State) xmlPermissions(ps []Permission) []xmlIPPermission {
 	var out []xmlIPPermission
 	for _, p := range ps {
 		x := xmlIPPermission{IPProtocol: p.Protocol, FromPort: p.FromPort, ToPort: p.ToPort}
@@ -346,7 +336,7 @@ type xmlRouteTable struct {
 	Tags         []xmlTag                   `xml:"tagSet>item"`
 }
 
-func (s *Server) xmlRouteTableOf(rt *RouteTable) xmlRouteTable {
+func (s *ec2State) xmlRouteTableOf(rt *RouteTable) xmlRouteTable {
 	x := xmlRouteTable{RouteTableID: rt.ID, VPCID: rt.VPCID, OwnerID: s.account, Tags: xmlTags(rt.Tags)}
 	for _, r := range rt.Routes {
 		xr := xmlRoute{DestinationCIDRBlock: r.DestinationCIDR, GatewayID: r.GatewayID, InstanceID: r.InstanceID,

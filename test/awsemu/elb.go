@@ -1,7 +1,6 @@
 package awsemu
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -16,7 +15,8 @@ import (
 // elbMaxPageSize is the PageSize limit (and default) of the Describe calls.
 const elbMaxPageSize = 400
 
-// elbMaxTagResources is how many load balancers one DescribeTags names.
+// elbMaxTagResources is how many resources one tag call (or ELBv2
+// DescribeLoadBalancers) names.
 const elbMaxTagResources = 20
 
 // errELBValidation is the ValidationError of the load-balancing APIs.
@@ -84,44 +84,43 @@ func checkCount(param string, values []string, max int) *apiError {
 	return nil
 }
 
-type xmlLBTag struct {
-	Key   string `xml:"Key"`
-	Value string `xml:"Value"`
-}
-
-func xmlLBTags(tags map[string]string) []xmlLBTag {
-	out := make([]xmlLBTag, 0, len(tags))
-	for _, k := range sortedKeys(tags) {
-		out = append(out, xmlLBTag{Key: k, Value: tags[k]})
-	}
-	return out
-}
-
 func elbTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// elbService emulates Classic Elastic Load Balancing (awsQuery, Version
+// elbService serves Classic Elastic Load Balancing (awsQuery, Version
 // 2012-06-01). Its accounting name is "elasticloadbalancing".
-type elbService struct{ s *Server }
-
-func (*elbService) name() string        { return "elasticloadbalancing" }
-func (*elbService) signingName() string { return "elasticloadbalancing" }
-func (*elbService) apiVersion() string  { return "2012-06-01" }
-func (*elbService) protocol() protocol  { return protoAWSQuery }
-func (*elbService) xmlns() string {
-	return "http://elasticloadbalancing.amazonaws.com/doc/2012-06-01/"
-}
-
-func (e *elbService) handle(_ context.Context, action string, form url.Values) (any, *apiError) {
-	switch action {
-	case "DescribeLoadBalancers":
-		return e.s.describeClassicLoadBalancers(form)
-	case "DescribeTags":
-		return e.s.describeClassicTags(form)
+func elbService(s *elbState) *service {
+	tags := s.classicTagger()
+	return &service{
+		name: "elasticloadbalancing", signingName: "elasticloadbalancing", apiVersion: "2012-06-01",
+		protocol: protoAWSQuery, xmlns: "http://elasticloadbalancing.amazonaws.com/doc/2012-06-01/",
+		actions: actionTable{
+			"DescribeLoadBalancers": s.describeClassicLoadBalancers,
+			"DescribeTags":          tags.describe,
+			"AddTags":               tags.add,
+			"RemoveTags":            tags.remove,
+			// Load balancers, listeners, health checks, instances,
+			// security groups and subnets (elb_mutate.go).
+			"CreateLoadBalancer":                  s.createClassic,
+			"DeleteLoadBalancer":                  s.deleteClassic,
+			"CreateLoadBalancerListeners":         s.createClassicListeners,
+			"DeleteLoadBalancerListeners":         s.deleteClassicListeners,
+			"ConfigureHealthCheck":                s.configureHealthCheck,
+			"RegisterInstancesWithLoadBalancer":   s.registerClassicInstances,
+			"DeregisterInstancesFromLoadBalancer": s.deregisterClassicInstances,
+			"DescribeInstanceHealth":              s.describeInstanceHealth,
+			"ApplySecurityGroupsToLoadBalancer":   s.applyClassicSecurityGroups,
+			"AttachLoadBalancerToSubnets":         s.attachClassicSubnets,
+			"DetachLoadBalancerFromSubnets":       s.detachClassicSubnets,
+			// Attributes and policies (elb_policies.go).
+			"DescribeLoadBalancerAttributes":          s.describeClassicAttributes,
+			"ModifyLoadBalancerAttributes":            s.modifyClassicAttributes,
+			"CreateLoadBalancerPolicy":                s.createClassicPolicy,
+			"DeleteLoadBalancerPolicy":                s.deleteClassicPolicy,
+			"DescribeLoadBalancerPolicies":            s.describeClassicPolicies,
+			"SetLoadBalancerPoliciesOfListener":       s.setListenerPolicies,
+			"SetLoadBalancerPoliciesForBackendServer": s.setBackendPolicies,
+		},
 	}
-	if h, ok := elbMutateActions[action]; ok {
-		return h(e.s, form)
-	}
-	return nil, errInvalidAction(action, "elasticloadbalancing")
 }
 
 type xmlELBListener struct {
@@ -182,33 +181,24 @@ type elbDescribeLoadBalancersResult struct {
 	NextMarker               string              `xml:"NextMarker,omitempty"`
 }
 
-type xmlELBTagDescription struct {
-	LoadBalancerName string     `xml:"LoadBalancerName"`
-	Tags             []xmlLBTag `xml:"Tags>member"`
-}
-
-type elbDescribeTagsResult struct {
-	TagDescriptions []xmlELBTagDescription `xml:"TagDescriptions>member"`
-}
-
 // classicByNames looks up Classic load balancers; an unknown name fails the
 // whole call, as in AWS.
-func (st *elbState) classicByNames(names []string) ([]*lbRec, *apiError) {
-	return lookupAll(names, st.classic.get, func(missing []string) *apiError {
+func (s *elbState) classicByNames(names []string) ([]*lbRec, *apiError) {
+	return lookupAll(names, s.classic.get, func(missing []string) *apiError {
 		return errLBNotFound("There is no ACTIVE Load Balancer named '%s'", missing[0])
 	})
 }
 
-func (s *Server) describeClassicLoadBalancers(form url.Values) (any, *apiError) {
+func (s *elbState) describeClassicLoadBalancers(form url.Values) (any, *apiError) {
 	limit, offset, apiErr := elbPage(form)
 	if apiErr != nil {
 		return nil, apiErr
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	items := s.elb.classic.list()
+	items := s.classic.list()
 	if names := memberValues(form, "LoadBalancerNames"); len(names) > 0 {
-		if items, apiErr = s.elb.classicByNames(names); apiErr != nil {
+		if items, apiErr = s.classicByNames(names); apiErr != nil {
 			return nil, apiErr
 		}
 	}
@@ -221,7 +211,7 @@ func (s *Server) describeClassicLoadBalancers(form url.Values) (any, *apiError) 
 }
 
 // xmlClassic renders a Classic load balancer. Callers hold s.mu.
-func (s *Server) xmlClassic(lb *lbRec) xmlELBDescription {
+func (s *elbState) xmlClassic(lb *lbRec) xmlELBDescription {
 	d := xmlELBDescription{
 		LoadBalancerName: lb.Name, DNSName: lb.DNSName, CanonicalHostedZoneNameID: lb.zoneID,
 		AvailabilityZones: lb.zones, Subnets: lb.Subnets, VPCID: lb.VPCID, SecurityGroups: lb.SecurityGroups,
@@ -248,24 +238,6 @@ func (s *Server) xmlClassic(lb *lbRec) xmlELBDescription {
 	}
 	lb.ext.render(&d)
 	return d
-}
-
-func (s *Server) describeClassicTags(form url.Values) (any, *apiError) {
-	names := memberValues(form, "LoadBalancerNames")
-	if apiErr := checkCount("loadBalancerNames", names, elbMaxTagResources); apiErr != nil {
-		return nil, apiErr
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	lbs, apiErr := s.elb.classicByNames(names)
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	var res elbDescribeTagsResult
-	for _, lb := range lbs {
-		res.TagDescriptions = append(res.TagDescriptions, xmlELBTagDescription{LoadBalancerName: lb.Name, Tags: xmlLBTags(lb.Tags)})
-	}
-	return res, nil
 }
 
 // errInvalidConfiguration is the error both load-balancing APIs return for a

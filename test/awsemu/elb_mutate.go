@@ -12,90 +12,20 @@ import (
 )
 
 // Mutating Classic ELB calls: load balancers, listeners, health checks,
-// instances, security groups, subnets and tags (attributes and policies
-// are in elb_policies.go).
-
-// elbMaxTags is how many tags one load balancer (Classic or ELBv2) holds.
-const elbMaxTags = 50
-
-// elbMutateActions are the Classic ELB actions beyond Describe* (this file
-// and elb_policies.go).
-var elbMutateActions = map[string]func(*Server, url.Values) (any, *apiError){
-	"CreateLoadBalancer":                      (*Server).createClassic,
-	"DeleteLoadBalancer":                      (*Server).deleteClassic,
-	"AddTags":                                 (*Server).addClassicTags,
-	"RemoveTags":                              (*Server).removeClassicTags,
-	"CreateLoadBalancerListeners":             (*Server).createClassicListeners,
-	"DeleteLoadBalancerListeners":             (*Server).deleteClassicListeners,
-	"ConfigureHealthCheck":                    (*Server).configureHealthCheck,
-	"RegisterInstancesWithLoadBalancer":       (*Server).registerClassicInstances,
-	"DeregisterInstancesFromLoadBalancer":     (*Server).deregisterClassicInstances,
-	"DescribeInstanceHealth":                  (*Server).describeInstanceHealth,
-	"DescribeLoadBalancerAttributes":          (*Server).describeClassicAttributes,
-	"ModifyLoadBalancerAttributes":            (*Server).modifyClassicAttributes,
-	"ApplySecurityGroupsToLoadBalancer":       (*Server).applyClassicSecurityGroups,
-	"AttachLoadBalancerToSubnets":             (*Server).attachClassicSubnets,
-	"DetachLoadBalancerFromSubnets":           (*Server).detachClassicSubnets,
-	"CreateLoadBalancerPolicy":                (*Server).createClassicPolicy,
-	"DeleteLoadBalancerPolicy":                (*Server).deleteClassicPolicy,
-	"DescribeLoadBalancerPolicies":            (*Server).describeClassicPolicies,
-	"SetLoadBalancerPoliciesOfListener":       (*Server).setListenerPolicies,
-	"SetLoadBalancerPoliciesForBackendServer": (*Server).setBackendPolicies,
-}
+// instances, security groups and subnets (tags are in elb_tags.go,
+// attributes and policies in elb_policies.go).
 
 // classicByName finds one Classic load balancer. Callers hold s.mu.
-func (s *Server) classicByName(form url.Values) (*lbRec, *apiError) {
+func (s *elbState) classicByName(form url.Values) (*lbRec, *apiError) {
 	name := form.Get("LoadBalancerName")
 	if name == "" {
 		return nil, errMissingParameter("LoadBalancerName")
 	}
-	lb, ok := s.elb.classic.get(name)
+	lb, ok := s.classic.get(name)
 	if !ok {
 		return nil, errLBNotFound("There is no ACTIVE Load Balancer named '%s'", name)
 	}
 	return lb, nil
-}
-
-// parseLBTags decodes Tags.member.N (Key, Value); keysOnly accepts
-// entries without a Value.
-func parseLBTags(form url.Values, param string) ([]xmlLBTag, *apiError) {
-	var out []xmlLBTag
-	seen := map[string]bool{}
-	for _, n := range indexedKeys(form, param+".member") {
-		p := param + ".member." + strconv.Itoa(n)
-		t := xmlLBTag{Key: form.Get(p + ".Key"), Value: form.Get(p + ".Value")}
-		switch {
-		case t.Key == "" || len(t.Key) > 128 || len(t.Value) > 256:
-			return nil, errELBValidation("Tag key must be 1-128 characters and value at most 256 characters")
-		case strings.HasPrefix(strings.ToLower(t.Key), "aws:"):
-			return nil, errELBValidation("Tag keys starting with 'aws:' are reserved")
-		case seen[t.Key]:
-			return nil, newAPIError(http.StatusBadRequest, "DuplicateTagKeys", "Tag key '%s' is duplicated", t.Key)
-		}
-		seen[t.Key] = true
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-// addLBTags merges tags into m, enforcing the per-resource limit.
-func addLBTags(m *map[string]string, tags []xmlLBTag) *apiError {
-	n := len(*m)
-	for _, t := range tags {
-		if _, ok := (*m)[t.Key]; !ok {
-			n++
-		}
-	}
-	if n > elbMaxTags {
-		return newAPIError(http.StatusBadRequest, "TooManyTags", "The quota for the number of tags that can be assigned to a load balancer has been reached")
-	}
-	if *m == nil {
-		*m = map[string]string{}
-	}
-	for _, t := range tags {
-		(*m)[t.Key] = t.Value
-	}
-	return nil
 }
 
 // parseClassicListeners decodes Listeners.member.N.
@@ -127,10 +57,10 @@ func parseClassicListeners(form url.Values) ([]LBListener, *apiError) {
 
 // classicSubnets resolves subnets for a Classic load balancer in vpc (""
 // = take it from the subnets), one per zone.
-func (s *Server) classicSubnets(ids []string, vpc string, taken []string) (zones []string, vpcOut string, apiErr *apiError) {
+func (s *elbState) classicSubnets(ids []string, vpc string, taken []string) (zones []string, vpcOut string, apiErr *apiError) {
 	vpcOut = vpc
 	for _, id := range ids {
-		sn, ok := s.subnets.get(id)
+		sn, ok := s.ec2.subnet(id)
 		if !ok {
 			return nil, "", newAPIError(http.StatusBadRequest, "SubnetNotFound", "One or more subnets not found: %s", id)
 		}
@@ -149,10 +79,10 @@ func (s *Server) classicSubnets(ids []string, vpc string, taken []string) (zones
 
 // checkSecurityGroups verifies that groups exist in vpc and returns the
 // name of the first. Callers hold s.mu.
-func (s *Server) checkSecurityGroups(ids []string, vpc string) (string, *apiError) {
+func (s *elbState) checkSecurityGroups(ids []string, vpc string) (string, *apiError) {
 	first := ""
 	for i, id := range ids {
-		sg, ok := s.securityGroups.get(id)
+		sg, ok := s.ec2.securityGroup(id)
 		if !ok || (vpc != "" && sg.VPCID != vpc) {
 			return "", newAPIError(http.StatusBadRequest, "InvalidSecurityGroup", "One or more security groups are invalid: %s", id)
 		}
@@ -167,7 +97,7 @@ type elbCreateResult struct {
 	DNSName string `xml:"DNSName"`
 }
 
-func (s *Server) createClassic(form url.Values) (any, *apiError) {
+func (s *elbState) createClassic(form url.Values) (any, *apiError) {
 	name := form.Get("LoadBalancerName")
 	if !lbNameRE.MatchString(name) || strings.HasPrefix(name, "internal-") {
 		return nil, errELBValidation("LoadBalancerName '%s' must be 1-32 characters of [A-Za-z0-9-], not start or end with '-' nor start with 'internal-'", name)
@@ -196,7 +126,7 @@ func (s *Server) createClassic(form url.Values) (any, *apiError) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, dup := s.elb.classic.get(name); dup {
+	if old, dup := s.classic.get(name); dup {
 		// AWS answers a repeated identical create with the existing load
 		// balancer and fails only when the settings differ.
 		want := map[string]string{}
@@ -226,81 +156,22 @@ func (s *Server) createClassic(form url.Values) (any, *apiError) {
 	}
 	rec := &lbRec{LoadBalancer: lb, zones: zones, zoneID: lbZoneID(s.region, LBTypeClassic), sourceSG: sourceSG,
 		healthPort: listeners[0].InstancePort, ext: newClassicExt()}
-	s.elb.classic.put(name, rec)
+	s.classic.put(name, rec)
 	return elbCreateResult{DNSName: lb.DNSName}, nil
 }
 
-func (s *Server) deleteClassic(form url.Values) (any, *apiError) {
+func (s *elbState) deleteClassic(form url.Values) (any, *apiError) {
 	name := form.Get("LoadBalancerName")
 	if name == "" {
 		return nil, errMissingParameter("LoadBalancerName")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.elb.classic.remove(name) // deleting a missing load balancer succeeds, as in AWS
+	s.classic.remove(name) // deleting a missing load balancer succeeds, as in AWS
 	return struct{}{}, nil
 }
 
-func (s *Server) addClassicTags(form url.Values) (any, *apiError) {
-	names := memberValues(form, "LoadBalancerNames")
-	if apiErr := checkCount("loadBalancerNames", names, elbMaxTagResources); apiErr != nil {
-		return nil, apiErr
-	}
-	tags, apiErr := parseLBTags(form, "Tags")
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	if len(tags) == 0 {
-		return nil, errELBValidation("Tags must not be empty")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	lbs, apiErr := s.elb.classicByNames(names)
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	for _, lb := range lbs { // check every limit before changing anything
-		probe := map[string]string{}
-		for k, v := range lb.Tags {
-			probe[k] = v
-		}
-		if apiErr := addLBTags(&probe, tags); apiErr != nil {
-			return nil, apiErr
-		}
-	}
-	for _, lb := range lbs {
-		_ = addLBTags(&lb.Tags, tags)
-	}
-	return struct{}{}, nil
-}
-
-func (s *Server) removeClassicTags(form url.Values) (any, *apiError) {
-	names := memberValues(form, "LoadBalancerNames")
-	if apiErr := checkCount("loadBalancerNames", names, elbMaxTagResources); apiErr != nil {
-		return nil, apiErr
-	}
-	var keys []string
-	for _, n := range indexedKeys(form, "Tags.member") {
-		keys = append(keys, form.Get("Tags.member."+strconv.Itoa(n)+".Key"))
-	}
-	if len(keys) == 0 {
-		return nil, errELBValidation("Tags must not be empty")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	lbs, apiErr := s.elb.classicByNames(names)
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	for _, lb := range lbs {
-		for _, k := range keys {
-			delete(lb.Tags, k)
-		}
-	}
-	return struct{}{}, nil
-}
-
-func (s *Server) createClassicListeners(form url.Values) (any, *apiError) {
+func (s *elbState) createClassicListeners(form url.Values) (any, *apiError) {
 	listeners, apiErr := parseClassicListeners(form)
 	if apiErr != nil {
 		return nil, apiErr
@@ -329,7 +200,7 @@ func (s *Server) createClassicListeners(form url.Values) (any, *apiError) {
 	return struct{}{}, nil
 }
 
-func (s *Server) deleteClassicListeners(form url.Values) (any, *apiError) {
+func (s *elbState) deleteClassicListeners(form url.Values) (any, *apiError) {
 	var ports []int32
 	for _, v := range memberValues(form, "LoadBalancerPorts") {
 		n, err := strconv.Atoi(v)
@@ -357,7 +228,7 @@ type elbHealthCheckResult struct {
 	HealthCheck xmlELBHealthCheck `xml:"HealthCheck"`
 }
 
-func (s *Server) configureHealthCheck(form url.Values) (any, *apiError) {
+func (s *elbState) configureHealthCheck(form url.Values) (any, *apiError) {
 	num := func(name string, lo, hi int) (int32, *apiError) {
 		v := form.Get("HealthCheck." + name)
 		n, err := strconv.Atoi(v)
@@ -404,12 +275,12 @@ type elbInstancesResult struct {
 
 // classicInstances decodes Instances.member.N.InstanceId and checks that
 // each instance exists in the load balancer's VPC. Callers hold s.mu.
-func (s *Server) classicInstances(form url.Values, lb *lbRec) ([]string, *apiError) {
+func (s *elbState) classicInstances(form url.Values, lb *lbRec) ([]string, *apiError) {
 	var ids []string
 	for _, n := range indexedKeys(form, "Instances.member") {
 		id := form.Get("Instances.member." + strconv.Itoa(n) + ".InstanceId")
-		rec, ok := s.instances.get(id)
-		if !ok || (lb.VPCID != "" && rec.VPCID != lb.VPCID) {
+		vpc, _, ok := s.ec2.instanceStatus(id)
+		if !ok || (lb.VPCID != "" && vpc != lb.VPCID) {
 			return nil, newAPIError(http.StatusBadRequest, "InvalidInstance", "The requested instance %s is not a valid EC2 instance in %s", id, lb.VPCID)
 		}
 		ids = append(ids, id)
@@ -428,7 +299,7 @@ func instancesResult(ids []string) elbInstancesResult {
 	return res
 }
 
-func (s *Server) registerClassicInstances(form url.Values) (any, *apiError) {
+func (s *elbState) registerClassicInstances(form url.Values) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lb, apiErr := s.classicByName(form)
@@ -441,7 +312,7 @@ func (s *Server) registerClassicInstances(form url.Values) (any, *apiError) {
 	}
 	for _, id := range ids {
 		// AWS registers running instances only.
-		if rec, ok := s.instances.get(id); ok && rec.State != "running" {
+		if _, state, ok := s.ec2.instanceStatus(id); ok && state != "running" {
 			return nil, newAPIError(http.StatusBadRequest, "InvalidInstance", "EC2 instance %s is not in running state.", id)
 		}
 	}
@@ -453,7 +324,7 @@ func (s *Server) registerClassicInstances(form url.Values) (any, *apiError) {
 	return instancesResult(lb.Instances), nil
 }
 
-func (s *Server) deregisterClassicInstances(form url.Values) (any, *apiError) {
+func (s *elbState) deregisterClassicInstances(form url.Values) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lb, apiErr := s.classicByName(form)
@@ -472,7 +343,7 @@ type elbSecurityGroupsResult struct {
 	SecurityGroups []string `xml:"SecurityGroups>member"`
 }
 
-func (s *Server) applyClassicSecurityGroups(form url.Values) (any, *apiError) {
+func (s *elbState) applyClassicSecurityGroups(form url.Values) (any, *apiError) {
 	sgs := memberValues(form, "SecurityGroups")
 	if len(sgs) == 0 {
 		return nil, errELBValidation("SecurityGroups must not be empty")
@@ -495,7 +366,7 @@ type elbSubnetsResult struct {
 	Subnets []string `xml:"Subnets>member"`
 }
 
-func (s *Server) attachClassicSubnets(form url.Values) (any, *apiError) {
+func (s *elbState) attachClassicSubnets(form url.Values) (any, *apiError) {
 	ids := memberValues(form, "Subnets")
 	if len(ids) == 0 {
 		return nil, errELBValidation("Subnets must not be empty")
@@ -515,7 +386,7 @@ func (s *Server) attachClassicSubnets(form url.Values) (any, *apiError) {
 	return elbSubnetsResult{Subnets: lb.Subnets}, nil
 }
 
-func (s *Server) detachClassicSubnets(form url.Values) (any, *apiError) {
+func (s *elbState) detachClassicSubnets(form url.Values) (any, *apiError) {
 	ids := memberValues(form, "Subnets")
 	if len(ids) == 0 {
 		return nil, errELBValidation("Subnets must not be empty")
@@ -557,7 +428,7 @@ type elbInstanceHealthResult struct {
 
 // describeInstanceHealth reports registered instances InService while they
 // run and OutOfService otherwise; health checks are not simulated.
-func (s *Server) describeInstanceHealth(form url.Values) (any, *apiError) {
+func (s *elbState) describeInstanceHealth(form url.Values) (any, *apiError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	lb, apiErr := s.classicByName(form)
@@ -573,10 +444,10 @@ func (s *Server) describeInstanceHealth(form url.Values) (any, *apiError) {
 	var res elbInstanceHealthResult
 	for _, id := range ids {
 		st := xmlELBInstanceState{InstanceID: id, State: "InService", ReasonCode: "N/A", Description: "N/A"}
-		switch rec, ok := s.instances.get(id); {
+		switch _, state, ok := s.ec2.instanceStatus(id); {
 		case !slices.Contains(lb.Instances, id):
 			st.State, st.ReasonCode, st.Description = "Unknown", "ELB", "Instance is not currently registered with the LoadBalancer."
-		case !ok || rec.State != "running":
+		case !ok || state != "running":
 			st.State, st.ReasonCode, st.Description = "OutOfService", "Instance", "Instance is in stopped state."
 		}
 		res.InstanceStates = append(res.InstanceStates, st)

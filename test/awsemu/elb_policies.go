@@ -136,7 +136,7 @@ type elbAttributesResult struct {
 	LoadBalancerAttributes xmlELBAttributes `xml:"LoadBalancerAttributes"`
 }
 
-func (s *Server) describeClassicAttributes(form url.Values) (any, *apiError) {
+func (s *elbState) describeClassicAttributes(form url.Values) (any, *apiError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	lb, apiErr := s.classicByName(form)
@@ -150,7 +150,7 @@ func (s *Server) describeClassicAttributes(form url.Values) (any, *apiError) {
 	return elbAttributesResult{LoadBalancerAttributes: attrs}, nil
 }
 
-func (s *Server) modifyClassicAttributes(form url.Values) (any, *apiError) {
+func (s *elbState) modifyClassicAttributes(form url.Values) (any, *apiError) {
 	const p = "LoadBalancerAttributes."
 	boolOf := func(key string) (bool, bool, *apiError) {
 		v, ok := form[p+key]
@@ -222,7 +222,7 @@ func (s *Server) modifyClassicAttributes(form url.Values) (any, *apiError) {
 	return elbAttributesResult{LoadBalancerName: lb.Name, LoadBalancerAttributes: a}, nil
 }
 
-func (s *Server) createClassicPolicy(form url.Values) (any, *apiError) {
+func (s *elbState) createClassicPolicy(form url.Values) (any, *apiError) {
 	p := xmlELBPolicyDescription{PolicyName: form.Get("PolicyName"), PolicyTypeName: form.Get("PolicyTypeName")}
 	if p.PolicyName == "" {
 		return nil, errMissingParameter("PolicyName")
@@ -252,7 +252,7 @@ func (s *Server) createClassicPolicy(form url.Values) (any, *apiError) {
 	return struct{}{}, nil
 }
 
-func (s *Server) deleteClassicPolicy(form url.Values) (any, *apiError) {
+func (s *elbState) deleteClassicPolicy(form url.Values) (any, *apiError) {
 	name := form.Get("PolicyName")
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -276,7 +276,7 @@ type elbPoliciesResult struct {
 	PolicyDescriptions []xmlELBPolicyDescription `xml:"PolicyDescriptions>member"`
 }
 
-func (s *Server) describeClassicPolicies(form url.Values) (any, *apiError) {
+func (s *elbState) describeClassicPolicies(form url.Values) (any, *apiError) {
 	names := memberValues(form, "PolicyNames")
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -318,7 +318,7 @@ func policyNamesFor(lb *lbRec, names []string) *apiError {
 	return nil
 }
 
-func (s *Server) setListenerPolicies(form url.Values) (any, *apiError) {
+func (s *elbState) setListenerPolicies(form url.Values) (any, *apiError) {
 	port, err := strconv.Atoi(form.Get("LoadBalancerPort"))
 	if err != nil {
 		return nil, errMissingParameter("LoadBalancerPort")
@@ -345,7 +345,7 @@ func (s *Server) setListenerPolicies(form url.Values) (any, *apiError) {
 	return struct{}{}, nil
 }
 
-func (s *Server) setBackendPolicies(form url.Values) (any, *apiError) {
+func (s *elbState) setBackendPolicies(form url.Values) (any, *apiError) {
 	port, err := strconv.Atoi(form.Get("InstancePort"))
 	if err != nil || port < 1 || port > 65535 {
 		return nil, errELBValidation("InstancePort must be between 1 and 65535")

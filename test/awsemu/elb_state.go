@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -94,14 +95,36 @@ type TargetGroup struct {
 	Tags                       map[string]string `json:"tags,omitempty"`
 }
 
-// elbState is the model behind both load-balancing APIs; the Server's mu
-// guards it. Classic and ELBv2 names are separate namespaces, as in AWS.
-// Create, modify and delete calls change these tables in place.
+// elbState is the model behind both load-balancing APIs. Classic and
+// ELBv2 names are separate namespaces, as in AWS. Create, modify and
+// delete calls change these tables in place.
 type elbState struct {
+	*common
+	// ec2 is read for subnets, security groups and instances, with
+	// s.mu held: the ELB lock comes before the EC2 lock.
+	ec2 *ec2State
+
+	mu           sync.RWMutex          // guards the tables
 	classic      table[lbRec]          // Classic load balancers by name
 	v2           table[lbRec]          // ELBv2 load balancers by ARN
 	listeners    table[listenerRec]    // ELBv2 listeners by ARN
 	targetGroups table[targetGroupRec] // ELBv2 target groups by ARN
+}
+
+// withGroupUsers runs fn under the read lock with lbUsing, which names
+// the first load balancer (Classic ones first, each kind in creation
+// order) that uses a security group, or returns "".
+func (s *elbState) withGroupUsers(fn func(lbUsing func(sgID string) string)) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	fn(func(id string) string {
+		for _, lb := range slices.Concat(s.classic.list(), s.v2.list()) {
+			if slices.Contains(lb.SecurityGroups, id) {
+				return lb.Name
+			}
+		}
+		return ""
+	})
 }
 
 // lbRec is a defaulted load balancer. For ELBv2 its Listeners and
@@ -133,8 +156,8 @@ type targetGroupRec struct {
 }
 
 // v2ByName finds an ELBv2 load balancer by name.
-func (st *elbState) v2ByName(name string) (*lbRec, bool) {
-	for _, lb := range st.v2.list() {
+func (s *elbState) v2ByName(name string) (*lbRec, bool) {
+	for _, lb := range s.v2.list() {
 		if lb.Name == name {
 			return lb, true
 		}

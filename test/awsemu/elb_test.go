@@ -249,8 +249,8 @@ func TestLoadBalancerFixtureIsCopied(t *testing.T) {
 	s := New(f)
 	f.LoadBalancers[0].Tags["k"] = "changed"
 	f.LoadBalancers[0].Subnets[0] = "subnet-changed"
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.elb.mu.RLock()
+	defer s.elb.mu.RUnlock()
 	lb, _ := s.elb.classic.get(webClassic.Name)
 	if lb.Tags["k"] != "v" || lb.Subnets[0] != "subnet-0demo00000000000a" {
 		t.Fatalf("server shares fixture data: %v %v", lb.Tags, lb.Subnets)

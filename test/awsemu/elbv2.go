@@ -1,43 +1,47 @@
 package awsemu
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 )
 
-// elbv2Service emulates Elastic Load Balancing v2 (awsQuery, Version
+// elbv2Service serves Elastic Load Balancing v2 (awsQuery, Version
 // 2015-12-01): Network and Application load balancers, their listeners and
 // target groups. It shares the signing name "elasticloadbalancing" with
 // Classic ELB; its accounting name is "elasticloadbalancingv2".
-type elbv2Service struct{ s *Server }
-
-func (*elbv2Service) name() string        { return "elasticloadbalancingv2" }
-func (*elbv2Service) signingName() string { return "elasticloadbalancing" }
-func (*elbv2Service) apiVersion() string  { return "2015-12-01" }
-func (*elbv2Service) protocol() protocol  { return protoAWSQuery }
-func (*elbv2Service) xmlns() string {
-	return "http://elasticloadbalancing.amazonaws.com/doc/2015-12-01/"
-}
-
-func (e *elbv2Service) handle(_ context.Context, action string, form url.Values) (any, *apiError) {
-	s := e.s
-	switch action {
-	case "DescribeLoadBalancers":
-		return s.describeV2LoadBalancers(form)
-	case "DescribeTags":
-		return s.describeV2Tags(form)
-	case "DescribeTargetGroups":
-		return s.describeTargetGroups(form)
-	case "DescribeListeners":
-		return s.describeListeners(form)
+func elbv2Service(s *elbState) *service {
+	tags := s.v2Tagger()
+	return &service{
+		name: "elasticloadbalancingv2", signingName: "elasticloadbalancing", apiVersion: "2015-12-01",
+		protocol: protoAWSQuery, xmlns: "http://elasticloadbalancing.amazonaws.com/doc/2015-12-01/",
+		actions: actionTable{
+			"DescribeLoadBalancers": s.describeV2LoadBalancers,
+			"DescribeTargetGroups":  s.describeTargetGroups,
+			"DescribeListeners":     s.describeListeners,
+			"DescribeTags":          tags.describe,
+			"AddTags":               tags.add,
+			"RemoveTags":            tags.remove,
+			// Load balancers, listeners and attributes (elbv2_mutate.go).
+			"CreateLoadBalancer":             s.createV2LoadBalancer,
+			"DeleteLoadBalancer":             s.deleteV2LoadBalancer,
+			"DescribeLoadBalancerAttributes": s.describeV2LBAttributes,
+			"ModifyLoadBalancerAttributes":   s.modifyV2LBAttributes,
+			"CreateListener":                 s.createListener,
+			"DeleteListener":                 s.deleteListener,
+			"ModifyListener":                 s.modifyListener,
+			// Target groups and targets (elbv2_targets.go).
+			"CreateTargetGroup":             s.createTargetGroup,
+			"DeleteTargetGroup":             s.deleteTargetGroup,
+			"ModifyTargetGroup":             s.modifyTargetGroup,
+			"DescribeTargetGroupAttributes": s.describeTGAttributes,
+			"ModifyTargetGroupAttributes":   s.modifyTGAttributes,
+			"RegisterTargets":               s.registerTargets,
+			"DeregisterTargets":             s.deregisterTargets,
+			"DescribeTargetHealth":          s.describeTargetHealth,
+		},
 	}
-	if h, ok := elbv2MutateActions[action]; ok {
-		return h(s, form)
-	}
-	return nil, errInvalidAction(action, "elasticloadbalancingv2")
 }
 
 func errTargetGroupNotFound() *apiError {
@@ -115,7 +119,7 @@ func xmlV2LB(lb *lbRec) xmlV2LoadBalancer {
 	return x
 }
 
-func (s *Server) describeV2LoadBalancers(form url.Values) (any, *apiError) {
+func (s *elbState) describeV2LoadBalancers(form url.Values) (any, *apiError) {
 	names, arns := memberValues(form, "Names"), memberValues(form, "LoadBalancerArns")
 	if apiErr := onlyOne("Load balancer names and load balancer ARNs", len(names) > 0, len(arns) > 0); apiErr != nil {
 		return nil, apiErr
@@ -136,15 +140,14 @@ func (s *Server) describeV2LoadBalancers(form url.Values) (any, *apiError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	st := s.elb
-	items := st.v2.list()
+	items := s.v2.list()
 	switch {
 	case len(names) > 0:
-		items, apiErr = lookupAll(names, st.v2ByName, func(missing []string) *apiError {
+		items, apiErr = lookupAll(names, s.v2ByName, func(missing []string) *apiError {
 			return errLBNotFound("Load balancers '[%s]' not found", strings.Join(missing, ", "))
 		})
 	case len(arns) > 0:
-		items, apiErr = lookupAll(arns, st.v2.get, func([]string) *apiError {
+		items, apiErr = lookupAll(arns, s.v2.get, func([]string) *apiError {
 			return errLBNotFound("One or more load balancers not found")
 		})
 	}
@@ -155,57 +158,6 @@ func (s *Server) describeV2LoadBalancers(form url.Values) (any, *apiError) {
 	res := elbv2DescribeLoadBalancersResult{NextMarker: next}
 	for _, lb := range page {
 		res.LoadBalancers = append(res.LoadBalancers, xmlV2LB(lb))
-	}
-	return res, nil
-}
-
-type xmlV2TagDescription struct {
-	ResourceArn string     `xml:"ResourceArn"`
-	Tags        []xmlLBTag `xml:"Tags>member"`
-}
-
-type elbv2DescribeTagsResult struct {
-	TagDescriptions []xmlV2TagDescription `xml:"TagDescriptions>member"`
-}
-
-// tagsOf returns the tags of any taggable ELBv2 resource. Callers hold s.mu.
-func (st *elbState) tagsOf(arn string) (map[string]string, *apiError) {
-	switch elbv2Resource(arn) {
-	case "loadbalancer":
-		if lb, ok := st.v2.get(arn); ok {
-			return lb.Tags, nil
-		}
-		return nil, errLBNotFound("Load balancer '%s' not found", arn)
-	case "targetgroup":
-		if tg, ok := st.targetGroups.get(arn); ok {
-			return tg.Tags, nil
-		}
-		return nil, errTargetGroupNotFound()
-	case "listener":
-		if l, ok := st.listeners.get(arn); ok {
-			return l.Tags, nil
-		}
-		return nil, errListenerNotFound()
-	}
-	return nil, errELBValidation("'%s' is not a valid ARN of a taggable resource", arn)
-}
-
-func (s *Server) describeV2Tags(form url.Values) (any, *apiError) {
-	arns := memberValues(form, "ResourceArns")
-	if apiErr := checkCount("resourceArns", arns, elbMaxTagResources); apiErr != nil {
-		return nil, apiErr
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var res elbv2DescribeTagsResult
-	for _, arn := range arns {
-		tags, apiErr := s.elb.tagsOf(arn)
-		if apiErr != nil {
-			return nil, apiErr
-		}
-		if !slices.ContainsFunc(res.TagDescriptions, func(d xmlV2TagDescription) bool { return d.ResourceArn == arn }) {
-			res.TagDescriptions = append(res.TagDescriptions, xmlV2TagDescription{ResourceArn: arn, Tags: xmlLBTags(tags)})
-		}
 	}
 	return res, nil
 }
@@ -262,7 +214,7 @@ func xmlTargetGroup(tg *targetGroupRec) xmlV2TargetGroup {
 	return x
 }
 
-func (s *Server) describeTargetGroups(form url.Values) (any, *apiError) {
+func (s *elbState) describeTargetGroups(form url.Values) (any, *apiError) {
 	lbArn, arns, names := form.Get("LoadBalancerArn"), memberValues(form, "TargetGroupArns"), memberValues(form, "Names")
 	if apiErr := onlyOne("LoadBalancerArn, TargetGroupArns and Names", lbArn != "", len(arns) > 0, len(names) > 0); apiErr != nil {
 		return nil, apiErr
@@ -273,16 +225,15 @@ func (s *Server) describeTargetGroups(form url.Values) (any, *apiError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	st := s.elb
-	items := st.targetGroups.list()
+	items := s.targetGroups.list()
 	switch {
 	case lbArn != "":
-		if _, ok := st.v2.get(lbArn); !ok {
+		if _, ok := s.v2.get(lbArn); !ok {
 			return nil, errLBNotFound("One or more load balancers not found")
 		}
 		items = slices.DeleteFunc(items, func(tg *targetGroupRec) bool { return !slices.Contains(tg.lbArns, lbArn) })
 	case len(arns) > 0:
-		items, apiErr = lookupAll(arns, st.targetGroups.get, func([]string) *apiError { return errTargetGroupNotFound() })
+		items, apiErr = lookupAll(arns, s.targetGroups.get, func([]string) *apiError { return errTargetGroupNotFound() })
 	case len(names) > 0:
 		items, apiErr = lookupAll(names, func(name string) (*targetGroupRec, bool) {
 			i := slices.IndexFunc(items, func(tg *targetGroupRec) bool { return tg.Name == name })
@@ -355,7 +306,7 @@ func xmlListener(l *listenerRec) xmlV2Listener {
 	return x
 }
 
-func (s *Server) describeListeners(form url.Values) (any, *apiError) {
+func (s *elbState) describeListeners(form url.Values) (any, *apiError) {
 	lbArn, arns := form.Get("LoadBalancerArn"), memberValues(form, "ListenerArns")
 	if lbArn == "" && len(arns) == 0 {
 		return nil, errELBValidation("You must specify either listener ARNs or a load balancer ARN")
@@ -369,18 +320,17 @@ func (s *Server) describeListeners(form url.Values) (any, *apiError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	st := s.elb
 	var items []*listenerRec
 	if lbArn != "" {
-		if _, ok := st.v2.get(lbArn); !ok {
+		if _, ok := s.v2.get(lbArn); !ok {
 			return nil, errLBNotFound("One or more load balancers not found")
 		}
-		for _, l := range st.listeners.list() {
+		for _, l := range s.listeners.list() {
 			if l.lbArn == lbArn {
 				items = append(items, l)
 			}
 		}
-	} else if items, apiErr = lookupAll(arns, st.listeners.get, func([]string) *apiError { return errListenerNotFound() }); apiErr != nil {
+	} else if items, apiErr = lookupAll(arns, s.listeners.get, func([]string) *apiError { return errListenerNotFound() }); apiErr != nil {
 		return nil, apiErr
 	}
 	page, next := paginate(items, limit, offset)

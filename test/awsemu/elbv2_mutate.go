@@ -13,29 +13,8 @@ import (
 )
 
 // Mutating ELBv2 calls for Network load balancers: load balancers,
-// listeners, attributes and tags (target groups are in elbv2_targets.go).
-
-// elbv2MutateActions are the mutating ELBv2 actions (this file and
-// elbv2_targets.go).
-var elbv2MutateActions = map[string]func(*Server, url.Values) (any, *apiError){
-	"CreateLoadBalancer":             (*Server).createV2LoadBalancer,
-	"DeleteLoadBalancer":             (*Server).deleteV2LoadBalancer,
-	"DescribeLoadBalancerAttributes": (*Server).describeV2LBAttributes,
-	"ModifyLoadBalancerAttributes":   (*Server).modifyV2LBAttributes,
-	"CreateTargetGroup":              (*Server).createTargetGroup,
-	"DeleteTargetGroup":              (*Server).deleteTargetGroup,
-	"ModifyTargetGroup":              (*Server).modifyTargetGroup,
-	"DescribeTargetGroupAttributes":  (*Server).describeTGAttributes,
-	"ModifyTargetGroupAttributes":    (*Server).modifyTGAttributes,
-	"RegisterTargets":                (*Server).registerTargets,
-	"DeregisterTargets":              (*Server).deregisterTargets,
-	"DescribeTargetHealth":           (*Server).describeTargetHealth,
-	"CreateListener":                 (*Server).createListener,
-	"DeleteListener":                 (*Server).deleteListener,
-	"ModifyListener":                 (*Server).modifyListener,
-	"AddTags":                        (*Server).addV2Tags,
-	"RemoveTags":                     (*Server).removeV2Tags,
-}
+// listeners and attributes (target groups are in elbv2_targets.go, tags in
+// elb_tags.go).
 
 // v2Mapping is the address part of a SubnetMapping.
 type v2Mapping struct {
@@ -84,12 +63,12 @@ var (
 )
 
 // v2LB finds the load balancer named by LoadBalancerArn. Callers hold s.mu.
-func (s *Server) v2LB(form url.Values) (*lbRec, *apiError) {
+func (s *elbState) v2LB(form url.Values) (*lbRec, *apiError) {
 	arn := form.Get("LoadBalancerArn")
 	if arn == "" {
 		return nil, errMissingParameter("LoadBalancerArn")
 	}
-	lb, ok := s.elb.v2.get(arn)
+	lb, ok := s.v2.get(arn)
 	if !ok {
 		return nil, errLBNotFound("Load balancer '%s' not found", arn)
 	}
@@ -100,7 +79,7 @@ type elbv2LoadBalancersResult struct {
 	LoadBalancers []xmlV2LoadBalancer `xml:"LoadBalancers>member"`
 }
 
-func (s *Server) createV2LoadBalancer(form url.Values) (any, *apiError) {
+func (s *elbState) createV2LoadBalancer(form url.Values) (any, *apiError) {
 	name := form.Get("Name")
 	if !lbNameRE.MatchString(name) || strings.HasPrefix(name, "internal-") {
 		return nil, errELBValidation("Load balancer name '%s' must be 1-32 characters of [A-Za-z0-9-], not start or end with '-' nor start with 'internal-'", name)
@@ -148,7 +127,7 @@ func (s *Server) createV2LoadBalancer(form url.Values) (any, *apiError) {
 		return nil, apiErr
 	}
 	for id, m := range mappings {
-		sn, _ := s.subnets.get(id)
+		sn, _ := s.ec2.subnet(id)
 		if m.privateIP == "" {
 			continue
 		}
@@ -161,35 +140,35 @@ func (s *Server) createV2LoadBalancer(form url.Values) (any, *apiError) {
 	if _, apiErr := s.checkSecurityGroups(sgs, vpc); apiErr != nil {
 		return nil, apiErr
 	}
-	if old, dup := s.elb.v2ByName(name); dup {
+	if old, dup := s.v2ByName(name); dup {
 		if old.Type == typ && old.Scheme == scheme && slices.Equal(old.Subnets, subnets) {
 			return elbv2LoadBalancersResult{LoadBalancers: []xmlV2LoadBalancer{xmlV2LB(old)}}, nil // idempotent, as in AWS
 		}
 		return nil, newAPIError(http.StatusBadRequest, "DuplicateLoadBalancerName", "A load balancer with the same name '%s' exists, but with different settings", name)
 	}
-	s.idSeq++
+	n := s.seq.Add(1)
 	lb := LoadBalancer{Name: name, Type: typ, Scheme: scheme, VPCID: vpc, Subnets: subnets, SecurityGroups: sgs,
 		CreatedTime: time.Now().UTC().Truncate(time.Millisecond)}
 	lb.DNSName = lbDNSName(s.account, s.region, &lb)
-	lb.ARN = elbArn(s.region, s.account, fmt.Sprintf("loadbalancer/%s/%s/%016x", lbTypeCode[typ], name, lbHash(s.account, s.region, typ, name, strconv.FormatUint(s.idSeq, 10))))
+	lb.ARN = elbArn(s.region, s.account, fmt.Sprintf("loadbalancer/%s/%s/%016x", lbTypeCode[typ], name, lbHash(s.account, s.region, typ, name, strconv.FormatUint(n, 10))))
 	if apiErr := addLBTags(&lb.Tags, tags); apiErr != nil {
 		return nil, apiErr
 	}
 	rec := &lbRec{LoadBalancer: lb, zones: zones, zoneID: lbZoneID(s.region, typ), mappings: mappings}
-	s.elb.v2.put(lb.ARN, rec)
+	s.v2.put(lb.ARN, rec)
 	return elbv2LoadBalancersResult{LoadBalancers: []xmlV2LoadBalancer{xmlV2LB(rec)}}, nil
 }
 
 // relinkTargetGroups recomputes which load balancers use the given target
 // groups through listeners. Callers hold s.mu.
-func (s *Server) relinkTargetGroups(arns ...string) {
+func (s *elbState) relinkTargetGroups(arns ...string) {
 	for _, arn := range arns {
-		tg, ok := s.elb.targetGroups.get(arn)
+		tg, ok := s.targetGroups.get(arn)
 		if !ok {
 			continue
 		}
 		tg.lbArns = nil
-		for _, l := range s.elb.listeners.list() {
+		for _, l := range s.listeners.list() {
 			if l.tgArn == arn && !slices.Contains(tg.lbArns, l.lbArn) {
 				tg.lbArns = append(tg.lbArns, l.lbArn)
 			}
@@ -197,14 +176,14 @@ func (s *Server) relinkTargetGroups(arns ...string) {
 	}
 }
 
-func (s *Server) deleteV2LoadBalancer(form url.Values) (any, *apiError) {
+func (s *elbState) deleteV2LoadBalancer(form url.Values) (any, *apiError) {
 	arn := form.Get("LoadBalancerArn")
 	if elbv2Resource(arn) != "loadbalancer" {
 		return nil, errELBValidation("'%s' is not a valid load balancer ARN", arn)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lb, ok := s.elb.v2.get(arn)
+	lb, ok := s.v2.get(arn)
 	if !ok {
 		return struct{}{}, nil // deleting a missing load balancer succeeds, as in AWS
 	}
@@ -212,18 +191,18 @@ func (s *Server) deleteV2LoadBalancer(form url.Values) (any, *apiError) {
 		return nil, newAPIError(http.StatusBadRequest, "OperationNotPermitted", "Load balancer '%s' cannot be deleted because deletion protection is enabled", arn)
 	}
 	var tgs []string
-	for _, l := range s.elb.listeners.list() {
+	for _, l := range s.listeners.list() {
 		if l.lbArn == arn {
-			s.elb.listeners.remove(l.arn) // listeners go with their load balancer
+			s.listeners.remove(l.arn) // listeners go with their load balancer
 			tgs = append(tgs, l.tgArn)
 		}
 	}
-	for _, tg := range s.elb.targetGroups.list() {
+	for _, tg := range s.targetGroups.list() {
 		if slices.Contains(tg.lbArns, arn) {
 			tgs = append(tgs, tg.ARN)
 		}
 	}
-	s.elb.v2.remove(arn)
+	s.v2.remove(arn)
 	s.relinkTargetGroups(tgs...) // target groups survive
 	return struct{}{}, nil
 }
@@ -269,7 +248,7 @@ func parseAttributes(form url.Values, known map[string]string, what string) (map
 	return out, nil
 }
 
-func (s *Server) describeV2LBAttributes(form url.Values) (any, *apiError) {
+func (s *elbState) describeV2LBAttributes(form url.Values) (any, *apiError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	lb, apiErr := s.v2LB(form)
@@ -279,7 +258,7 @@ func (s *Server) describeV2LBAttributes(form url.Values) (any, *apiError) {
 	return attributesResult(nlbAttributeDefaults, lb.attrs), nil
 }
 
-func (s *Server) modifyV2LBAttributes(form url.Values) (any, *apiError) {
+func (s *elbState) modifyV2LBAttributes(form url.Values) (any, *apiError) {
 	attrs, apiErr := parseAttributes(form, nlbAttributeDefaults, "Load balancer")
 	if apiErr != nil {
 		return nil, apiErr
@@ -370,16 +349,16 @@ var listenerTargetProtocols = map[string][]string{
 }
 
 // checkV2Listener validates a listener's final settings on lb. Callers hold s.mu.
-func (s *Server) checkV2Listener(lb *lbRec, self string, l *listenerRec) *apiError {
+func (s *elbState) checkV2Listener(lb *lbRec, self string, l *listenerRec) *apiError {
 	if l.Protocol == "TLS" && l.CertificateARN == "" {
 		return newAPIError(http.StatusBadRequest, "CertificateNotFound", "A certificate must be specified for TLS listeners")
 	}
-	for _, o := range s.elb.listeners.list() {
+	for _, o := range s.listeners.list() {
 		if o.lbArn == lb.ARN && o.arn != self && o.Port == l.Port {
 			return newAPIError(http.StatusBadRequest, "DuplicateListener", "A listener already exists on this port for this load balancer '%s'", lb.ARN)
 		}
 	}
-	tg, ok := s.elb.targetGroups.get(l.tgArn)
+	tg, ok := s.targetGroups.get(l.tgArn)
 	if !ok {
 		return newAPIError(http.StatusBadRequest, "TargetGroupNotFound", "Target groups '%s' not found", l.tgArn)
 	}
@@ -398,7 +377,7 @@ func (s *Server) checkV2Listener(lb *lbRec, self string, l *listenerRec) *apiErr
 	return nil
 }
 
-func (s *Server) createListener(form url.Values) (any, *apiError) {
+func (s *elbState) createListener(form url.Values) (any, *apiError) {
 	p, apiErr := parseListenerParams(form, true)
 	if apiErr != nil {
 		return nil, apiErr
@@ -418,7 +397,7 @@ func (s *Server) createListener(form url.Values) (any, *apiError) {
 	if l.Protocol == "TLS" && l.SSLPolicy == "" {
 		l.SSLPolicy = "ELBSecurityPolicy-TLS13-1-2-2021-06"
 	}
-	for _, o := range s.elb.listeners.list() {
+	for _, o := range s.listeners.list() {
 		if o.lbArn == lb.ARN && o.Port == l.Port && o.Protocol == l.Protocol && o.tgArn == l.tgArn && o.CertificateARN == l.CertificateARN {
 			return elbv2ListenersResult{Listeners: []xmlV2Listener{xmlListener(o)}}, nil // idempotent, as in AWS
 		}
@@ -429,42 +408,42 @@ func (s *Server) createListener(form url.Values) (any, *apiError) {
 	if apiErr := addLBTags(&l.Tags, tags); apiErr != nil {
 		return nil, apiErr
 	}
-	s.idSeq++
+	n := s.seq.Add(1)
 	suffix := strings.TrimPrefix(lb.ARN, elbArn(s.region, s.account, "loadbalancer/"))
-	l.arn = elbArn(s.region, s.account, fmt.Sprintf("listener/%s/%016x", suffix, lbHash(lb.ARN, strconv.Itoa(int(l.Port)), strconv.FormatUint(s.idSeq, 10))))
-	s.elb.listeners.put(l.arn, l)
+	l.arn = elbArn(s.region, s.account, fmt.Sprintf("listener/%s/%016x", suffix, lbHash(lb.ARN, strconv.Itoa(int(l.Port)), strconv.FormatUint(n, 10))))
+	s.listeners.put(l.arn, l)
 	s.relinkTargetGroups(l.tgArn)
 	return elbv2ListenersResult{Listeners: []xmlV2Listener{xmlListener(l)}}, nil
 }
 
-func (s *Server) deleteListener(form url.Values) (any, *apiError) {
+func (s *elbState) deleteListener(form url.Values) (any, *apiError) {
 	arn := form.Get("ListenerArn")
 	if arn == "" {
 		return nil, errMissingParameter("ListenerArn")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l, ok := s.elb.listeners.get(arn)
+	l, ok := s.listeners.get(arn)
 	if !ok {
 		return nil, newAPIError(http.StatusBadRequest, "ListenerNotFound", "Listener '%s' not found", arn)
 	}
-	s.elb.listeners.remove(arn)
+	s.listeners.remove(arn)
 	s.relinkTargetGroups(l.tgArn)
 	return struct{}{}, nil
 }
 
-func (s *Server) modifyListener(form url.Values) (any, *apiError) {
+func (s *elbState) modifyListener(form url.Values) (any, *apiError) {
 	p, apiErr := parseListenerParams(form, false)
 	if apiErr != nil {
 		return nil, apiErr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l, ok := s.elb.listeners.get(form.Get("ListenerArn"))
+	l, ok := s.listeners.get(form.Get("ListenerArn"))
 	if !ok {
 		return nil, newAPIError(http.StatusBadRequest, "ListenerNotFound", "Listener '%s' not found", form.Get("ListenerArn"))
 	}
-	lb, _ := s.elb.v2.get(l.lbArn)
+	lb, _ := s.v2.get(l.lbArn)
 	next := *l
 	if p.hasPort {
 		next.Port = p.port
@@ -491,76 +470,4 @@ func (s *Server) modifyListener(form url.Values) (any, *apiError) {
 	*l = next
 	s.relinkTargetGroups(old, l.tgArn)
 	return elbv2ListenersResult{Listeners: []xmlV2Listener{xmlListener(l)}}, nil
-}
-
-// v2TagTargets resolves ResourceArns.member.N to their tag maps before
-// anything changes. Callers hold s.mu.
-func (s *Server) v2TagTargets(form url.Values) ([]*map[string]string, *apiError) {
-	arns := memberValues(form, "ResourceArns")
-	if apiErr := checkCount("resourceArns", arns, elbMaxTagResources); apiErr != nil {
-		return nil, apiErr
-	}
-	var out []*map[string]string
-	for _, arn := range arns {
-		if _, apiErr := s.elb.tagsOf(arn); apiErr != nil {
-			return nil, apiErr
-		}
-		switch elbv2Resource(arn) {
-		case "loadbalancer":
-			lb, _ := s.elb.v2.get(arn)
-			out = append(out, &lb.Tags)
-		case "targetgroup":
-			tg, _ := s.elb.targetGroups.get(arn)
-			out = append(out, &tg.Tags)
-		case "listener":
-			l, _ := s.elb.listeners.get(arn)
-			out = append(out, &l.Tags)
-		}
-	}
-	return out, nil
-}
-
-func (s *Server) addV2Tags(form url.Values) (any, *apiError) {
-	tags, apiErr := parseLBTags(form, "Tags")
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	if len(tags) == 0 {
-		return nil, errELBValidation("Tags must not be empty")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	targets, apiErr := s.v2TagTargets(form)
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	for _, m := range targets {
-		probe := maps.Clone(*m)
-		if apiErr := addLBTags(&probe, tags); apiErr != nil {
-			return nil, apiErr
-		}
-	}
-	for _, m := range targets {
-		_ = addLBTags(m, tags)
-	}
-	return struct{}{}, nil
-}
-
-func (s *Server) removeV2Tags(form url.Values) (any, *apiError) {
-	keys := memberValues(form, "TagKeys")
-	if len(keys) == 0 {
-		return nil, errELBValidation("TagKeys must not be empty")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	targets, apiErr := s.v2TagTargets(form)
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	for _, m := range targets {
-		for _, k := range keys {
-			delete(*m, k)
-		}
-	}
-	return struct{}{}, nil
 }

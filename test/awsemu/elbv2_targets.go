@@ -23,12 +23,12 @@ type v2Target struct {
 }
 
 // v2TG finds the target group named by TargetGroupArn. Callers hold s.mu.
-func (s *Server) v2TG(form url.Values) (*targetGroupRec, *apiError) {
+func (s *elbState) v2TG(form url.Values) (*targetGroupRec, *apiError) {
 	arn := form.Get("TargetGroupArn")
 	if arn == "" {
 		return nil, errMissingParameter("TargetGroupArn")
 	}
-	tg, ok := s.elb.targetGroups.get(arn)
+	tg, ok := s.targetGroups.get(arn)
 	if !ok {
 		return nil, newAPIError(http.StatusBadRequest, "TargetGroupNotFound", "Target groups '%s' not found", arn)
 	}
@@ -87,7 +87,7 @@ func healthCheckParams(form url.Values, tg *targetGroupRec) *apiError {
 	return nil
 }
 
-func (s *Server) createTargetGroup(form url.Values) (any, *apiError) {
+func (s *elbState) createTargetGroup(form url.Values) (any, *apiError) {
 	name := form.Get("Name")
 	if !lbNameRE.MatchString(name) {
 		return nil, errELBValidation("Target group name '%s' must be 1-32 characters of [A-Za-z0-9-] and not start or end with '-'", name)
@@ -111,16 +111,16 @@ func (s *Server) createTargetGroup(form url.Values) (any, *apiError) {
 	vpc := form.Get("VpcId")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.vpcs.get(vpc); !ok {
+	if _, ok := s.ec2.vpc(vpc); !ok {
 		return nil, errELBValidation("The VPC ID '%s' is not found", vpc)
 	}
-	s.idSeq++
-	tg.ARN = elbArn(s.region, s.account, fmt.Sprintf("targetgroup/%s/%016x", name, lbHash(s.account, s.region, "targetgroup", name, strconv.FormatUint(s.idSeq, 10))))
+	n := s.seq.Add(1)
+	tg.ARN = elbArn(s.region, s.account, fmt.Sprintf("targetgroup/%s/%016x", name, lbHash(s.account, s.region, "targetgroup", name, strconv.FormatUint(n, 10))))
 	rec := &targetGroupRec{TargetGroup: tg.defaulted(s.region, s.account, LBTypeNetwork), vpcID: vpc}
 	if apiErr := healthCheckParams(form, rec); apiErr != nil {
 		return nil, apiErr
 	}
-	for _, old := range s.elb.targetGroups.list() {
+	for _, old := range s.targetGroups.list() {
 		if old.Name != name {
 			continue
 		}
@@ -137,27 +137,27 @@ func (s *Server) createTargetGroup(form url.Values) (any, *apiError) {
 	if apiErr := addLBTags(&rec.Tags, tags); apiErr != nil {
 		return nil, apiErr
 	}
-	s.elb.targetGroups.put(rec.ARN, rec)
+	s.targetGroups.put(rec.ARN, rec)
 	return elbv2TargetGroupsResult{TargetGroups: []xmlV2TargetGroup{xmlTargetGroup(rec)}}, nil
 }
 
-func (s *Server) deleteTargetGroup(form url.Values) (any, *apiError) {
+func (s *elbState) deleteTargetGroup(form url.Values) (any, *apiError) {
 	arn := form.Get("TargetGroupArn")
 	if elbv2Resource(arn) != "targetgroup" {
 		return nil, errELBValidation("'%s' is not a valid target group ARN", arn)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, l := range s.elb.listeners.list() {
+	for _, l := range s.listeners.list() {
 		if l.tgArn == arn {
 			return nil, newAPIError(http.StatusBadRequest, "ResourceInUse", "Target group '%s' is currently in use by a listener or a rule", arn)
 		}
 	}
-	s.elb.targetGroups.remove(arn) // a missing target group is not an error
+	s.targetGroups.remove(arn) // a missing target group is not an error
 	return struct{}{}, nil
 }
 
-func (s *Server) modifyTargetGroup(form url.Values) (any, *apiError) {
+func (s *elbState) modifyTargetGroup(form url.Values) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tg, apiErr := s.v2TG(form)
@@ -172,7 +172,7 @@ func (s *Server) modifyTargetGroup(form url.Values) (any, *apiError) {
 	return elbv2TargetGroupsResult{TargetGroups: []xmlV2TargetGroup{xmlTargetGroup(tg)}}, nil
 }
 
-func (s *Server) describeTGAttributes(form url.Values) (any, *apiError) {
+func (s *elbState) describeTGAttributes(form url.Values) (any, *apiError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	tg, apiErr := s.v2TG(form)
@@ -182,7 +182,7 @@ func (s *Server) describeTGAttributes(form url.Values) (any, *apiError) {
 	return attributesResult(tgAttributeDefaults, tg.attrs), nil
 }
 
-func (s *Server) modifyTGAttributes(form url.Values) (any, *apiError) {
+func (s *elbState) modifyTGAttributes(form url.Values) (any, *apiError) {
 	attrs, apiErr := parseAttributes(form, tgAttributeDefaults, "Target group")
 	if apiErr != nil {
 		return nil, apiErr
@@ -230,7 +230,7 @@ func parseTargets(form url.Values, tg *targetGroupRec) ([]v2Target, *apiError) {
 	return out, nil
 }
 
-func (s *Server) registerTargets(form url.Values) (any, *apiError) {
+func (s *elbState) registerTargets(form url.Values) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tg, apiErr := s.v2TG(form)
@@ -242,9 +242,9 @@ func (s *Server) registerTargets(form url.Values) (any, *apiError) {
 		return nil, apiErr
 	}
 	for _, t := range targets {
-		rec, ok := s.instances.get(t.id)
+		vpc, state, ok := s.ec2.instanceStatus(t.id)
 		// AWS registers running instances only.
-		if !ok || rec.VPCID != tg.vpcID || rec.State != "running" {
+		if !ok || vpc != tg.vpcID || state != "running" {
 			return nil, newAPIError(http.StatusBadRequest, "InvalidTarget",
 				"The following targets are not in a running state and cannot be registered: '%s'", t.id)
 		}
@@ -257,7 +257,7 @@ func (s *Server) registerTargets(form url.Values) (any, *apiError) {
 	return struct{}{}, nil
 }
 
-func (s *Server) deregisterTargets(form url.Values) (any, *apiError) {
+func (s *elbState) deregisterTargets(form url.Values) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tg, apiErr := s.v2TG(form)
@@ -295,7 +295,7 @@ type elbv2TargetHealthResult struct {
 
 // describeTargetHealth reports registered targets healthy while their
 // instance runs; health checks are not simulated.
-func (s *Server) describeTargetHealth(form url.Values) (any, *apiError) {
+func (s *elbState) describeTargetHealth(form url.Values) (any, *apiError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	tg, apiErr := s.v2TG(form)
@@ -322,14 +322,14 @@ func (s *Server) describeTargetHealth(form url.Values) (any, *apiError) {
 		if d.HealthCheckPort == "traffic-port" {
 			d.HealthCheckPort = strconv.Itoa(int(t.port))
 		}
-		rec, ok := s.instances.get(t.id)
+		_, state, ok := s.ec2.instanceStatus(t.id)
 		h := &d.TargetHealth
 		switch {
 		case !slices.Contains(tg.targets, t):
 			h.State, h.Reason, h.Description = "unused", "Target.NotRegistered", "Target is not registered to the target group"
 		case len(tg.lbArns) == 0:
 			h.State, h.Reason, h.Description = "unused", "Target.NotInUse", "Target group is not configured to receive traffic from the load balancer"
-		case !ok || rec.State != "running":
+		case !ok || state != "running":
 			h.State, h.Reason, h.Description = "unused", "Target.InvalidState", "Target is in the stopped state"
 		}
 		res.TargetHealthDescriptions = append(res.TargetHealthDescriptions, d)

@@ -172,12 +172,21 @@ func LoadFixture(path string) (*Fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	var f Fixture
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+	f, err := parseFixture(data)
+	if err != nil {
 		return nil, fmt.Errorf("fixture %s: %w", path, err)
 	}
+	return f, nil
+}
+
+// parseFixture decodes and validates a YAML (or JSON) fixture.
+func parseFixture(data []byte) (*Fixture, error) {
+	var f Fixture
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return nil, err
+	}
 	if err := f.Validate(); err != nil {
-		return nil, fmt.Errorf("fixture %s: %w", path, err)
+		return nil, err
 	}
 	return &f, nil
 }

@@ -28,22 +28,14 @@ func fastRetryer() aws.Retryer {
 // start serves f and stops the server when the test ends.
 func start(t testing.TB, f *Fixture) (*Server, string) {
 	t.Helper()
-	s, url, stop, err := Start(f)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(stop)
-	return s, url
+	e := StartT(t, f)
+	return e.Server, e.URL
 }
 
-// demo loads testdata/demo.yaml and serves it.
+// demo serves testdata/demo.yaml.
 func demo(t testing.TB) (*Server, string) {
 	t.Helper()
-	f, err := LoadFixture("testdata/demo.yaml")
-	if err != nil {
-		t.Fatalf("LoadFixture: %v", err)
-	}
-	return start(t, f)
+	return start(t, DemoFixture())
 }
 
 // sdkConfig is what the CCM builds: default config chain with static

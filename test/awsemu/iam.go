@@ -1,7 +1,6 @@
 package awsemu
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -79,8 +79,10 @@ type iamPolicyRec struct {
 	attachments int
 }
 
-// iamState is the IAM model; the Server's mu guards it.
+// iamState is the IAM model.
 type iamState struct {
+	*common
+	mu       sync.RWMutex      // guards the tables
 	roles    table[iamRoleRec] // by lower-case name
 	policies table[iamPolicyRec]
 	profiles map[string]string // instance profile name -> role name
@@ -197,8 +199,8 @@ func (f *Fixture) buildIAM() (*iamState, []error) {
 }
 
 // role looks a role up by name (IAM role names are case-insensitive).
-func (st *iamState) role(name string) (*iamRoleRec, *apiError) {
-	if r, ok := st.roles.get(strings.ToLower(name)); ok {
+func (s *iamState) role(name string) (*iamRoleRec, *apiError) {
+	if r, ok := s.roles.get(strings.ToLower(name)); ok {
 		return r, nil
 	}
 	return nil, errNoSuchEntity("The role with name %s cannot be found.", name)
@@ -216,8 +218,8 @@ func (s *Server) PutRolePolicy(role, name, doc string) error {
 	if err != nil {
 		return fmt.Errorf("awsemu: role %s: %w", role, err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.iam.mu.Lock()
+	defer s.iam.mu.Unlock()
 	r, apiErr := s.iam.role(role)
 	if apiErr != nil {
 		return fmt.Errorf("awsemu: %w", apiErr)
@@ -226,15 +228,24 @@ func (s *Server) PutRolePolicy(role, name, doc string) error {
 	return nil
 }
 
-// iamService emulates the IAM reads of the CCM's preflight and the policy
+// iamService serves the IAM reads of the CCM's preflight and the policy
 // simulator (awsQuery, Version 2010-05-08).
-type iamService struct{ s *Server }
-
-func (*iamService) name() string        { return "iam" }
-func (*iamService) signingName() string { return "iam" }
-func (*iamService) apiVersion() string  { return "2010-05-08" }
-func (*iamService) protocol() protocol  { return protoAWSQuery }
-func (*iamService) xmlns() string       { return "https://iam.amazonaws.com/doc/2010-05-08/" }
+func iamService(s *iamState) *service {
+	return &service{
+		name: "iam", signingName: "iam", apiVersion: "2010-05-08",
+		protocol: protoAWSQuery, xmlns: "https://iam.amazonaws.com/doc/2010-05-08/",
+		actions: actionTable{
+			"GetInstanceProfile":       s.read(s.getInstanceProfile, "InstanceProfileName"),
+			"GetRole":                  s.read(s.getRole, "RoleName"),
+			"ListAttachedRolePolicies": s.read(s.listAttachedRolePolicies, "RoleName"),
+			"ListRolePolicies":         s.read(s.listRolePolicies, "RoleName"),
+			"GetRolePolicy":            s.read(s.getRolePolicy, "RoleName", "PolicyName"),
+			"GetPolicy":                s.read(s.getPolicy, "PolicyArn"),
+			"GetPolicyVersion":         s.read(s.getPolicyVersion, "PolicyArn", "VersionId"),
+			"SimulatePrincipalPolicy":  s.simulatePrincipalPolicy, // iam_policy.go
+		},
+	}
+}
 
 // IAM errors: NoSuchEntity is a 404, the others 400.
 func errNoSuchEntity(f string, a ...any) *apiError { return newAPIError(404, "NoSuchEntity", f, a...) }
@@ -306,94 +317,117 @@ type xmlPolicyVersion struct {
 
 type xmlAttachedPolicy struct{ PolicyName, PolicyArn string }
 
-func (t *iamService) handle(_ context.Context, action string, form url.Values) (any, *apiError) {
-	if action == "SimulatePrincipalPolicy" {
-		return t.simulatePrincipalPolicy(form)
+// iamReadRequest is a read request as iamState.read checked it.
+type iamReadRequest struct {
+	form          url.Values
+	param         map[string]string // the required parameters
+	role          *iamRoleRec       // the role named by a required RoleName
+	limit, offset int               // MaxItems and Marker
+}
+
+// read wraps a read operation: every required parameter must be set (in
+// order; the first missing one is the ValidationError), MaxItems and
+// Marker must be valid, and a required RoleName must name a role. fn runs
+// under the read lock.
+func (s *iamState) read(fn func(*iamReadRequest) (any, *apiError), required ...string) handler {
+	return func(form url.Values) (any, *apiError) {
+		req := &iamReadRequest{form: form, param: map[string]string{}}
+		for _, p := range required {
+			if req.param[p] = form.Get(p); req.param[p] == "" {
+				return nil, errValidation("Value null at '%s%s' failed to satisfy constraint: Member must not be null", strings.ToLower(p[:1]), p[1:])
+			}
+		}
+		var apiErr *apiError
+		if req.limit, req.offset, apiErr = iamPage(form); apiErr != nil {
+			return nil, apiErr
+		}
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		if name, ok := req.param["RoleName"]; ok {
+			if req.role, apiErr = s.role(name); apiErr != nil {
+				return nil, apiErr
+			}
+		}
+		return fn(req)
 	}
-	names := map[string]string{}
-	for _, p := range iamParams[action] {
-		if names[p] = form.Get(p); names[p] == "" {
-			return nil, errValidation("Value null at '%s%s' failed to satisfy constraint: Member must not be null", strings.ToLower(p[:1]), p[1:])
+}
+
+func (s *iamState) getInstanceProfile(req *iamReadRequest) (any, *apiError) {
+	name := req.param["InstanceProfileName"]
+	role, ok := s.profiles[name]
+	if !ok {
+		return nil, errNoSuchEntity("Instance Profile %s cannot be found.", name)
+	}
+	r, _ := s.role(role)
+	return struct{ InstanceProfile xmlInstanceProfile }{xmlInstanceProfile{"/", name, iamID("AIPA", name), "arn:aws:iam::" + s.account + ":instance-profile/" + name,
+		iamDate(r.created), []xmlRole{r.xml()}}}, nil
+}
+
+func (s *iamState) getRole(req *iamReadRequest) (any, *apiError) {
+	return struct{ Role xmlRole }{req.role.xml()}, nil
+}
+
+func (s *iamState) listAttachedRolePolicies(req *iamReadRequest) (any, *apiError) {
+	var all []xmlAttachedPolicy
+	for _, arn := range req.role.attached {
+		if p, _ := s.policies.get(arn); strings.HasPrefix(p.path, orDefault(req.form.Get("PathPrefix"), "/")) {
+			all = append(all, xmlAttachedPolicy{p.name, arn})
 		}
 	}
-	limit, offset, apiErr := iamPage(form)
+	page, next := paginate(all, req.limit, req.offset)
+	return struct {
+		AttachedPolicies []xmlAttachedPolicy `xml:"AttachedPolicies>member"`
+		IsTruncated      bool                `xml:"IsTruncated"`
+		Marker           string              `xml:"Marker,omitempty"`
+	}{page, next != "", next}, nil
+}
+
+func (s *iamState) listRolePolicies(req *iamReadRequest) (any, *apiError) {
+	page, next := paginate(sortedKeys(req.role.inline), req.limit, req.offset)
+	return struct {
+		PolicyNames []string `xml:"PolicyNames>member"`
+		IsTruncated bool     `xml:"IsTruncated"`
+		Marker      string   `xml:"Marker,omitempty"`
+	}{page, next != "", next}, nil
+}
+
+func (s *iamState) getRolePolicy(req *iamReadRequest) (any, *apiError) {
+	name := req.param["PolicyName"]
+	p, ok := req.role.inline[name]
+	if !ok {
+		return nil, errNoSuchEntity("The role policy with name %s cannot be found.", name)
+	}
+	return struct{ RoleName, PolicyName, PolicyDocument string }{req.role.name, name, urlEncode(p.text)}, nil
+}
+
+// policy finds the managed policy named by PolicyArn.
+func (s *iamState) policy(req *iamReadRequest) (*iamPolicyRec, *apiError) {
+	arn := req.param["PolicyArn"]
+	p, ok := s.policies.get(arn)
+	if !policyArnRE.MatchString(arn) {
+		return nil, errInvalidInput("ARN %s is not valid.", arn)
+	} else if !ok {
+		return nil, errNoSuchEntity("Policy %s does not exist or is not attachable.", arn)
+	}
+	return p, nil
+}
+
+func (s *iamState) getPolicy(req *iamReadRequest) (any, *apiError) {
+	p, apiErr := s.policy(req)
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	s := t.s
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	st := s.iam
-	var r *iamRoleRec
-	if name, ok := names["RoleName"]; ok {
-		if r, apiErr = st.role(name); apiErr != nil {
-			return nil, apiErr
-		}
-	}
-	switch action {
-	case "GetInstanceProfile":
-		name := names["InstanceProfileName"]
-		role, ok := st.profiles[name]
-		if !ok {
-			return nil, errNoSuchEntity("Instance Profile %s cannot be found.", name)
-		}
-		r, _ := st.role(role)
-		return struct{ InstanceProfile xmlInstanceProfile }{xmlInstanceProfile{"/", name, iamID("AIPA", name), "arn:aws:iam::" + s.account + ":instance-profile/" + name,
-			iamDate(r.created), []xmlRole{r.xml()}}}, nil
-	case "GetRole":
-		return struct{ Role xmlRole }{r.xml()}, nil
-	case "ListAttachedRolePolicies":
-		var all []xmlAttachedPolicy
-		for _, arn := range r.attached {
-			if p, _ := st.policies.get(arn); strings.HasPrefix(p.path, orDefault(form.Get("PathPrefix"), "/")) {
-				all = append(all, xmlAttachedPolicy{p.name, arn})
-			}
-		}
-		page, next := paginate(all, limit, offset)
-		return struct {
-			AttachedPolicies []xmlAttachedPolicy `xml:"AttachedPolicies>member"`
-			IsTruncated      bool                `xml:"IsTruncated"`
-			Marker           string              `xml:"Marker,omitempty"`
-		}{page, next != "", next}, nil
-	case "ListRolePolicies":
-		page, next := paginate(sortedKeys(r.inline), limit, offset)
-		return struct {
-			PolicyNames []string `xml:"PolicyNames>member"`
-			IsTruncated bool     `xml:"IsTruncated"`
-			Marker      string   `xml:"Marker,omitempty"`
-		}{page, next != "", next}, nil
-	case "GetRolePolicy":
-		p, ok := r.inline[names["PolicyName"]]
-		if !ok {
-			return nil, errNoSuchEntity("The role policy with name %s cannot be found.", names["PolicyName"])
-		}
-		return struct{ RoleName, PolicyName, PolicyDocument string }{r.name, names["PolicyName"], urlEncode(p.text)}, nil
-	case "GetPolicy", "GetPolicyVersion":
-		p, ok := st.policies.get(names["PolicyArn"])
-		if !policyArnRE.MatchString(names["PolicyArn"]) {
-			return nil, errInvalidInput("ARN %s is not valid.", names["PolicyArn"])
-		} else if !ok {
-			return nil, errNoSuchEntity("Policy %s does not exist or is not attachable.", names["PolicyArn"])
-		}
-		if action == "GetPolicy" {
-			d := iamDate(p.created)
-			return struct{ Policy xmlPolicy }{xmlPolicy{p.name, p.id, p.arn, p.path, p.version, p.attachments, true, d, d}}, nil
-		}
-		if v := names["VersionId"]; v != p.version {
-			return nil, errNoSuchEntity("Policy %s version %s does not exist or is not attachable.", p.arn, v)
-		}
-		return struct{ PolicyVersion xmlPolicyVersion }{xmlPolicyVersion{urlEncode(p.text), p.version, true, iamDate(p.created)}}, nil
-	}
-	return nil, errInvalidAction(action, "iam")
+	d := iamDate(p.created)
+	return struct{ Policy xmlPolicy }{xmlPolicy{p.name, p.id, p.arn, p.path, p.version, p.attachments, true, d, d}}, nil
 }
 
-// iamParams lists the required parameters of the read operations.
-var iamParams = map[string][]string{
-	"GetInstanceProfile":       {"InstanceProfileName"},
-	"GetRole":                  {"RoleName"},
-	"ListAttachedRolePolicies": {"RoleName"},
-	"ListRolePolicies":         {"RoleName"},
-	"GetRolePolicy":            {"RoleName", "PolicyName"},
-	"GetPolicy":                {"PolicyArn"},
-	"GetPolicyVersion":         {"PolicyArn", "VersionId"},
+func (s *iamState) getPolicyVersion(req *iamReadRequest) (any, *apiError) {
+	p, apiErr := s.policy(req)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if v := req.param["VersionId"]; v != p.version {
+		return nil, errNoSuchEntity("Policy %s version %s does not exist or is not attachable.", p.arn, v)
+	}
+	return struct{ PolicyVersion xmlPolicyVersion }{xmlPolicyVersion{urlEncode(p.text), p.version, true, iamDate(p.created)}}, nil
 }

@@ -302,13 +302,13 @@ func (c *condition) eval(vals []string, present bool) bool {
 
 // sources returns the policies of a role in evaluation order: inline
 // policies by name, then attached managed policies.
-func (st *iamState) sources(r *iamRoleRec) []policySource {
+func (s *iamState) sources(r *iamRoleRec) []policySource {
 	var out []policySource
 	for _, name := range sortedKeys(r.inline) {
 		out = append(out, policySource{name, "role", r.inline[name].doc})
 	}
 	for _, arn := range r.attached {
-		p, _ := st.policies.get(arn)
+		p, _ := s.policies.get(arn)
 		out = append(out, policySource{p.name, p.srcType, p.doc})
 	}
 	return out
@@ -321,7 +321,7 @@ var (
 
 // principalRole maps a PolicySourceArn (a role, or a session of a role) to
 // the role. Users and groups are not emulated.
-func (s *Server) principalRole(arn string) (*iamRoleRec, *apiError) {
+func (s *iamState) principalRole(arn string) (*iamRoleRec, *apiError) {
 	m := roleArnRE.FindStringSubmatch(arn)
 	if m == nil {
 		m = assumedRoleArnRE.FindStringSubmatch(arn)
@@ -329,7 +329,7 @@ func (s *Server) principalRole(arn string) (*iamRoleRec, *apiError) {
 	if m == nil {
 		return nil, errInvalidInput("PolicySourceArn %s is not a role or assumed-role ARN (awsemu emulates no users or groups)", arn)
 	}
-	r, apiErr := s.iam.role(m[2])
+	r, apiErr := s.role(m[2])
 	if apiErr == nil && (m[1] != s.account || strings.Contains(arn, ":role/") && arn != r.arn) {
 		apiErr = errNoSuchEntity("The role with name %s cannot be found.", m[2])
 	}
@@ -342,7 +342,7 @@ type xmlEvalResult struct {
 	MissingContextValues                           []string                                            `xml:"MissingContextValues>member"`
 }
 
-func (t *iamService) simulatePrincipalPolicy(form url.Values) (any, *apiError) {
+func (s *iamState) simulatePrincipalPolicy(form url.Values) (any, *apiError) {
 	for _, p := range []string{"ResourcePolicy", "ResourceOwner", "CallerArn", "ResourceHandlingOption", "PermissionsBoundaryPolicyInputList.member.1"} {
 		if form.Get(p) != "" {
 			return nil, errInvalidInput("awsemu does not emulate %s", strings.TrimSuffix(p, ".member.1"))
@@ -369,14 +369,13 @@ func (t *iamService) simulatePrincipalPolicy(form url.Values) (any, *apiError) {
 		}
 		ctx[strings.ToLower(name)] = append(ctx[strings.ToLower(name)], memberValues(form, p+"ContextKeyValues")...)
 	}
-	s := t.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	r, apiErr := s.principalRole(source)
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	sources := s.iam.sources(r)
+	sources := s.sources(r)
 	var results []xmlEvalResult
 	for _, a := range actions {
 		for _, res := range resources {

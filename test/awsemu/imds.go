@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -17,34 +18,52 @@ const (
 	imdsTokenTTLHeader = "X-Aws-Ec2-Metadata-Token-Ttl-Seconds"
 )
 
-// serveIMDS answers the instance metadata service; path is below /latest/.
-func (s *Server) serveIMDS(w http.ResponseWriter, r *http.Request, path string) {
-	s.countCall("imds", path)
-	if apiErr, ok := s.applyFault(r.Context(), "imds", path, 0); !ok {
-		return
-	} else if apiErr != nil {
-		http.Error(w, apiErr.Code, apiErr.Status)
-		return
-	}
+// imdsState is the instance metadata service of one instance (read from
+// EC2 on every request) and the session tokens it handed out.
+type imdsState struct {
+	*common
+	ec2 *ec2State
+
+	mu        sync.RWMutex // guards the state below
+	instance  string       // the instance IMDS answers as
+	available bool
+	tokens    map[string]time.Time // token -> expiry
+}
+
+// SetIMDSInstance selects which instance IMDS answers as.
+func (s *Server) SetIMDSInstance(id string) {
+	s.imds.mu.Lock()
+	defer s.imds.mu.Unlock()
+	s.imds.instance = id
+}
+
+// SetIMDSAvailable turns IMDS on or off; when off every IMDS request gets
+// HTTP 503.
+func (s *Server) SetIMDSAvailable(available bool) {
+	s.imds.mu.Lock()
+	defer s.imds.mu.Unlock()
+	s.imds.available = available
+}
+
+// serve answers one request; path is below /latest/.
+func (s *imdsState) serve(w http.ResponseWriter, r *http.Request, path string) {
 	s.mu.RLock()
-	available := s.imdsAvailable
+	available, id := s.available, s.instance
 	s.mu.RUnlock()
 	if !available {
 		http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
 		return
 	}
 	if path == "api/token" {
-		s.imdsToken(w, r)
+		s.token(w, r)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	rec, haveInstance := s.instances.get(s.imdsInstance)
-	if !s.imdsAuthorized(r, rec) {
+	in, haveInstance := s.ec2.instance(id)
+	if !s.authorized(r, in, haveInstance) {
 		http.Error(w, "Unauthorized", http.StatusUnauthorized)
 		return
 	}
@@ -52,7 +71,7 @@ func (s *Server) serveIMDS(w http.ResponseWriter, r *http.Request, path string) 
 		http.NotFound(w, r)
 		return
 	}
-	body, ok := s.imdsLookup(&rec.Instance, strings.TrimSuffix(path, "/"))
+	body, ok := s.lookup(&in, strings.TrimSuffix(path, "/"))
 	if !ok {
 		http.NotFound(w, r)
 		return
@@ -65,8 +84,8 @@ func (s *Server) serveIMDS(w http.ResponseWriter, r *http.Request, path string) 
 	_, _ = w.Write([]byte(body))
 }
 
-// imdsToken serves PUT /latest/api/token.
-func (s *Server) imdsToken(w http.ResponseWriter, r *http.Request) {
+// token serves PUT /latest/api/token.
+func (s *imdsState) token(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPut {
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 		return
@@ -81,37 +100,37 @@ func (s *Server) imdsToken(w http.ResponseWriter, r *http.Request) {
 	token := base64.StdEncoding.EncodeToString(b)
 	now := time.Now()
 	s.mu.Lock()
-	if len(s.imdsTokens) > 1000 {
-		for t, exp := range s.imdsTokens {
+	if len(s.tokens) > 1000 {
+		for t, exp := range s.tokens {
 			if now.After(exp) {
-				delete(s.imdsTokens, t)
+				delete(s.tokens, t)
 			}
 		}
 	}
-	s.imdsTokens[token] = now.Add(time.Duration(ttl) * time.Second)
+	s.tokens[token] = now.Add(time.Duration(ttl) * time.Second)
 	s.mu.Unlock()
 	w.Header().Set(imdsTokenTTLHeader, strconv.Itoa(ttl))
 	w.Header().Set("Content-Type", "text/plain")
 	_, _ = w.Write([]byte(token))
 }
 
-// imdsAuthorized checks the session token. Without a token the request is
-// allowed only if the instance has httpTokens "optional" (IMDSv1). Callers
-// hold s.mu.
-func (s *Server) imdsAuthorized(r *http.Request, rec *instanceRec) bool {
+// authorized checks the session token. Without a token the request is
+// allowed only if the instance has httpTokens "optional" (IMDSv1).
+func (s *imdsState) authorized(r *http.Request, in Instance, haveInstance bool) bool {
 	token := r.Header.Get(imdsTokenHeader)
 	if token == "" {
-		return rec != nil && rec.HTTPTokens == "optional"
+		return haveInstance && in.HTTPTokens == "optional"
 	}
-	exp, ok := s.imdsTokens[token]
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	exp, ok := s.tokens[token]
 	return ok && time.Now().Before(exp)
 }
 
 // imdsLookup returns the value of a metadata leaf, or the listing of a
 // directory (children one per line, directories with a trailing "/").
-// Callers hold s.mu.
-func (s *Server) imdsLookup(in *Instance, path string) (string, bool) {
-	tree := s.imdsTree(in)
+func (s *imdsState) lookup(in *Instance, path string) (string, bool) {
+	tree := s.tree(in)
 	if v, ok := tree[path]; ok {
 		return v, true
 	}
@@ -136,8 +155,8 @@ func (s *Server) imdsLookup(in *Instance, path string) (string, bool) {
 }
 
 // imdsTree returns every metadata leaf of an instance keyed by its path
-// below /latest/. Callers hold s.mu.
-func (s *Server) imdsTree(in *Instance) map[string]string {
+// below /latest/.
+func (s *imdsState) tree(in *Instance) map[string]string {
 	m := map[string]string{}
 	md := func(k, v string) {
 		if v != "" {
@@ -160,11 +179,7 @@ func (s *Server) imdsTree(in *Instance) map[string]string {
 	md("placement/region", s.region)
 	md("services/domain", "amazonaws.com")
 	md("services/partition", "aws")
-	var sgNames []string
-	for _, g := range s.xmlGroups(in.SecurityGroupIDs) {
-		sgNames = append(sgNames, g.GroupName)
-	}
-	md("security-groups", strings.Join(sgNames, "\n"))
+	md("security-groups", strings.Join(s.ec2.securityGroupNames(in.SecurityGroupIDs), "\n"))
 	if in.IAMInstanceProfileArn != "" {
 		info, _ := json.Marshal(map[string]string{"Code": "Success", "InstanceProfileArn": in.IAMInstanceProfileArn,
 			"InstanceProfileId": "AIPAEMULATOR" + in.ID[2:], "LastUpdated": ec2Time(in.LaunchTime)})
@@ -189,11 +204,11 @@ func (s *Server) imdsTree(in *Instance) map[string]string {
 			md(p+"public-ipv4s", in.PublicIP)
 			md(p+"public-hostname", in.PublicDNSName)
 		}
-		if sn, ok := s.subnets.get(e.SubnetID); ok {
+		if sn, ok := s.ec2.subnet(e.SubnetID); ok {
 			md(p+"subnet-id", sn.ID)
 			md(p+"subnet-ipv4-cidr-block", sn.CIDR)
 			md(p+"vpc-id", sn.VPCID)
-			if v, ok := s.vpcs.get(sn.VPCID); ok {
+			if v, ok := s.ec2.vpc(sn.VPCID); ok {
 				md(p+"vpc-ipv4-cidr-block", v.CIDR)
 				md(p+"vpc-ipv4-cidr-blocks", v.CIDR)
 			}

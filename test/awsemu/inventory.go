@@ -3,11 +3,10 @@ package awsemu
 import (
 	"maps"
 	"slices"
-	"strings"
 )
 
 // Inspection accessors for tests: snapshots of the load-balancing and
-// security group model, deep copies taken under the server's lock, so a
+// security group model, deep copies taken under the services' locks, so a
 // test can assert what a reconciler left behind without going through the
 // APIs (and without their eventual consistency, paging or call counting).
 
@@ -154,17 +153,17 @@ type Inventory struct {
 // ClassicLoadBalancers returns snapshots of all Classic load balancers in
 // creation order.
 func (s *Server) ClassicLoadBalancers() []ClassicLBState {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.elb.mu.RLock()
+	defer s.elb.mu.RUnlock()
 	out := []ClassicLBState{}
 	for _, lb := range s.elb.classic.list() {
-		out = append(out, s.classicState(lb))
+		out = append(out, s.elb.classicState(lb))
 	}
 	return out
 }
 
 // classicState snapshots lb. Callers hold s.mu.
-func (s *Server) classicState(lb *lbRec) ClassicLBState {
+func (s *elbState) classicState(lb *lbRec) ClassicLBState {
 	d := s.xmlClassic(lb) // the rendering applies the health check default and listener policies
 	st := ClassicLBState{
 		Name: lb.Name, Scheme: lb.Scheme, DNSName: lb.DNSName, VPCID: lb.VPCID,
@@ -206,8 +205,8 @@ func (s *Server) classicState(lb *lbRec) ClassicLBState {
 // NetworkLoadBalancers returns snapshots of all ELBv2 load balancers in
 // creation order.
 func (s *Server) NetworkLoadBalancers() []NetworkLBState {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.elb.mu.RLock()
+	defer s.elb.mu.RUnlock()
 	out := []NetworkLBState{}
 	for _, lb := range s.elb.v2.list() {
 		st := NetworkLBState{
@@ -237,8 +236,8 @@ func (s *Server) NetworkLoadBalancers() []NetworkLBState {
 // TargetGroups returns snapshots of all ELBv2 target groups, attached to a
 // load balancer or not, in creation order.
 func (s *Server) TargetGroups() []TargetGroupState {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.elb.mu.RLock()
+	defer s.elb.mu.RUnlock()
 	out := []TargetGroupState{}
 	for _, tg := range s.elb.targetGroups.list() {
 		out = append(out, targetGroupState(tg))
@@ -246,33 +245,13 @@ func (s *Server) TargetGroups() []TargetGroupState {
 	return out
 }
 
-// SecurityGroups returns copies of all security groups (fixture groups
-// included) in creation order.
-func (s *Server) SecurityGroups() []SecurityGroup {
-	return s.SecurityGroupsNamed("")
-}
-
-// SecurityGroupsNamed returns copies of the security groups whose name
-// starts with prefix, in creation order.
-func (s *Server) SecurityGroupsNamed(prefix string) []SecurityGroup {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := []SecurityGroup{}
-	for _, sg := range s.securityGroups.list() {
-		if strings.HasPrefix(sg.Name, prefix) {
-			out = append(out, sg.clone())
-		}
-	}
-	return out
-}
-
 // Inventory counts the load-balancing resources and security groups.
 func (s *Server) Inventory() Inventory {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.elb.mu.RLock() // before the EC2 lock, which securityGroupCount takes
+	defer s.elb.mu.RUnlock()
 	return Inventory{
 		ClassicLBs: len(s.elb.classic.order), NetworkLBs: len(s.elb.v2.order), Listeners: len(s.elb.listeners.order),
-		TargetGroups: len(s.elb.targetGroups.order), SecurityGroups: len(s.securityGroups.order),
+		TargetGroups: len(s.elb.targetGroups.order), SecurityGroups: s.ec2.securityGroupCount(),
 	}
 }
 

@@ -1,7 +1,6 @@
 package awsemu
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,14 +9,22 @@ import (
 	"time"
 )
 
-// stsService emulates STS (awsQuery, Version 2011-06-15).
-type stsService struct{ s *Server }
+// stsState is STS: its answers come from the fixture's fixed caller and the
+// shared ID sequence, so it has no state of its own.
+type stsState struct{ *common }
 
-func (*stsService) name() string        { return "sts" }
-func (*stsService) signingName() string { return "sts" }
-func (*stsService) apiVersion() string  { return "2011-06-15" }
-func (*stsService) protocol() protocol  { return protoAWSQuery }
-func (*stsService) xmlns() string       { return "https://sts.amazonaws.com/doc/2011-06-15/" }
+// stsService serves STS (awsQuery, Version 2011-06-15).
+func stsService(c *common) *service {
+	s := &stsState{c}
+	return &service{
+		name: "sts", signingName: "sts", apiVersion: "2011-06-15",
+		protocol: protoAWSQuery, xmlns: "https://sts.amazonaws.com/doc/2011-06-15/",
+		actions: actionTable{
+			"GetCallerIdentity": s.getCallerIdentity,
+			"AssumeRole":        s.assumeRole,
+		},
+	}
+}
 
 type getCallerIdentityResult struct {
 	Arn     string `xml:"Arn"`
@@ -44,50 +51,42 @@ type assumeRoleResult struct {
 
 var roleArnRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::(\d{12}):role/(?:[\w+=,.@-]+/)*([\w+=,.@-]+)$`)
 
-func (t *stsService) handle(_ context.Context, action string, form url.Values) (any, *apiError) {
-	s := t.s
-	switch action {
-	case "GetCallerIdentity":
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-		return getCallerIdentityResult{Arn: s.callerArn, UserID: s.callerUserID, Account: s.account}, nil
-	case "AssumeRole":
-		arn, session := form.Get("RoleArn"), form.Get("RoleSessionName")
-		if arn == "" {
-			return nil, errMissingParameter("RoleArn")
-		}
-		if session == "" {
-			return nil, errMissingParameter("RoleSessionName")
-		}
-		m := roleArnRE.FindStringSubmatch(arn)
-		if m == nil {
-			return nil, newAPIError(http.StatusBadRequest, "ValidationError", "%s is invalid", arn)
-		}
-		duration := time.Hour
-		if v := form.Get("DurationSeconds"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 900 || n > 43200 {
-				return nil, newAPIError(http.StatusBadRequest, "ValidationError",
-					"1 validation error detected: Value '%s' at 'durationSeconds' failed to satisfy constraint", v)
-			}
-			duration = time.Duration(n) * time.Second
-		}
-		s.mu.Lock()
-		s.idSeq++
-		n := s.idSeq
-		s.mu.Unlock()
-		return assumeRoleResult{
-			AssumedRoleUser: assumedRoleUser{
-				AssumedRoleID: "AROAEMULATOREXAMPLEID:" + session,
-				Arn:           fmt.Sprintf("arn:aws:sts::%s:assumed-role/%s/%s", m[1], m[2], session),
-			},
-			Credentials: stsCredentials{
-				AccessKeyID:     fmt.Sprintf("ASIAEMULATOR%08d", n),
-				SecretAccessKey: "awsemu-secret-access-key",
-				SessionToken:    fmt.Sprintf("awsemu-session-token-%d", n),
-				Expiration:      time.Now().Add(duration).UTC().Format(time.RFC3339),
-			},
-		}, nil
+func (s *stsState) getCallerIdentity(url.Values) (any, *apiError) {
+	return getCallerIdentityResult{Arn: s.callerArn, UserID: s.callerUserID, Account: s.account}, nil
+}
+
+func (s *stsState) assumeRole(form url.Values) (any, *apiError) {
+	arn, session := form.Get("RoleArn"), form.Get("RoleSessionName")
+	if arn == "" {
+		return nil, errMissingParameter("RoleArn")
 	}
-	return nil, errInvalidAction(action, "sts")
+	if session == "" {
+		return nil, errMissingParameter("RoleSessionName")
+	}
+	m := roleArnRE.FindStringSubmatch(arn)
+	if m == nil {
+		return nil, newAPIError(http.StatusBadRequest, "ValidationError", "%s is invalid", arn)
+	}
+	duration := time.Hour
+	if v := form.Get("DurationSeconds"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 900 || n > 43200 {
+			return nil, newAPIError(http.StatusBadRequest, "ValidationError",
+				"1 validation error detected: Value '%s' at 'durationSeconds' failed to satisfy constraint", v)
+		}
+		duration = time.Duration(n) * time.Second
+	}
+	n := s.seq.Add(1)
+	return assumeRoleResult{
+		AssumedRoleUser: assumedRoleUser{
+			AssumedRoleID: "AROAEMULATOREXAMPLEID:" + session,
+			Arn:           fmt.Sprintf("arn:aws:sts::%s:assumed-role/%s/%s", m[1], m[2], session),
+		},
+		Credentials: stsCredentials{
+			AccessKeyID:     fmt.Sprintf("ASIAEMULATOR%08d", n),
+			SecretAccessKey: "awsemu-secret-access-key",
+			SessionToken:    fmt.Sprintf("awsemu-session-token-%d", n),
+			Expiration:      time.Now().Add(duration).UTC().Format(time.RFC3339),
+		},
+	}, nil
 }
