@@ -25,17 +25,11 @@ import (
 // operator would, through the environment.
 func emulator(t *testing.T) (*awsemu.Server, string) {
 	t.Helper()
-	srv, url, stop, err := awsemu.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDUNITTEST")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "unit-test-secret")
-	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	return srv, url
+	e := awsemu.StartT(t)
+	env := e.Env()
+	delete(env, "AWS_ENDPOINT_URL") // each test says how the endpoint is found
+	env.Set(t)
+	return e.Server, e.URL
 }
 
 func TestGuardRefusesUnregisteredActions(t *testing.T) {

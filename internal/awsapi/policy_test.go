@@ -27,17 +27,11 @@ func TestLeastPrivilegePolicyUnderEvaluation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, url, stop, err := awsemu.Start(&awsemu.Fixture{IAM: awsemu.IAMFixture{Roles: []awsemu.IAMRole{{Name: "ccm"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	if err := srv.PutRolePolicy("ccm", "ccm-least-privilege", string(doc)); err != nil {
+	e := awsemu.StartT(t, &awsemu.Fixture{IAM: awsemu.IAMFixture{Roles: []awsemu.IAMRole{{Name: "ccm"}}}})
+	if err := e.PutRolePolicy("ccm", "ccm-least-privilege", string(doc)); err != nil {
 		t.Fatalf("the emulator refused the policy: %v\n%s", err, doc)
 	}
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDUNITTEST")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "unit-test-secret")
-	t.Setenv("AWS_ENDPOINT_URL_IAM", url)
+	e.Env().Set(t)
 	c, err := NewIAM(context.Background(), Options{Region: "us-east-1"})
 	if err != nil {
 		t.Fatal(err)

@@ -13,22 +13,9 @@ import (
 // startEmulator runs the demo fixture and points the SDK (and IMDS) at it.
 func startEmulator(t *testing.T) *awsemu.Server {
 	t.Helper()
-	f, err := awsemu.LoadFixture(filepath.Join("..", "..", "test", "awsemu", "testdata", "demo.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, stop, err := awsemu.Start(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	t.Setenv("AWS_ENDPOINT_URL", url)
-	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", url)
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDUNITTEST")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "unit-test-secret")
-	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
-	return srv
+	e := awsemu.StartT(t, awsemu.DemoFixture())
+	e.IMDSEnv().Set(t)
+	return e.Server
 }
 
 func writeConfig(t *testing.T, body string) string {

@@ -45,7 +45,7 @@ var (
 var env struct {
 	cp          *testbed.ControlPlane
 	kube        kubernetes.Interface // protobuf, no client-side rate limit
-	aws         *awsemu.Server
+	aws         *awsemu.Emulator
 	awsURL      string
 	ccmBinary   string
 	cloudConfig string
@@ -90,11 +90,11 @@ func setup(cp *testbed.ControlPlane) error {
 		return err
 	}
 
-	srv, url, _, err := awsemu.Start(fixture())
+	emu, err := awsemu.Serve(fixture())
 	if err != nil {
 		return fmt.Errorf("start AWS emulator: %w", err)
 	}
-	env.aws, env.awsURL = srv, url
+	env.aws, env.awsURL = emu, emu.URL
 	env.cloudConfig = filepath.Join(cp.Dir, "cloud.conf")
 	conf := fmt.Sprintf("[Global]\nRegion = %s\nVPC = %s\nKubernetesClusterID = %s\n", region, vpcID, clusterID)
 	if err := os.WriteFile(env.cloudConfig, []byte(conf), 0o600); err != nil {

@@ -38,7 +38,7 @@ const (
 var env struct {
 	cp      *testbed.ControlPlane
 	kube    kubernetes.Interface
-	aws     *awsemu.Server
+	aws     *awsemu.Emulator
 	metrics *awsapi.Metrics
 	cloud   *awscloud.Cloud
 	gather  metrics.KubeRegistry
@@ -56,23 +56,14 @@ func setup(cp *testbed.ControlPlane) error {
 	}
 	env.kube = kube
 
-	srv, url, _, err := awsemu.Start(fixture())
-	if err != nil {
+	if env.aws, err = awsemu.Serve(fixture()); err != nil {
 		return fmt.Errorf("start AWS emulator: %w", err)
 	}
-	env.aws = srv
 
 	// The SDK finds the emulator and static credentials through the same
 	// environment variables an operator would set; IMDS is off, as for a
 	// CCM running off EC2.
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL":            url,
-		"AWS_ACCESS_KEY_ID":           "AKIDINTEGRATIONTEST",
-		"AWS_SECRET_ACCESS_KEY":       "integration-test-secret",
-		"AWS_EC2_METADATA_DISABLED":   "true",
-		"AWS_CONFIG_FILE":             os.DevNull,
-		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-	} {
+	for k, v := range env.aws.Env() {
 		os.Setenv(k, v)
 	}
 	cloudConfig := filepath.Join(cp.Dir, "cloud.conf")

@@ -27,7 +27,7 @@ const (
 var env struct {
 	cp       *testbed.ControlPlane
 	kube     kubernetes.Interface
-	aws      *awsemu.Server
+	aws      *awsemu.Emulator
 	awsURL   string
 	kcmBin   string
 	ccmBin   string
@@ -66,15 +66,11 @@ func setup(cp *testbed.ControlPlane) error {
 		return err
 	}
 	env.kube = kube
-	f, err := awsemu.LoadFixture("../awsemu/testdata/demo.yaml")
-	if err != nil {
-		return err
-	}
-	srv, url, _, err := awsemu.Start(f)
+	emu, err := awsemu.Serve(awsemu.DemoFixture())
 	if err != nil {
 		return fmt.Errorf("start AWS emulator: %w", err)
 	}
-	env.aws, env.awsURL = srv, url
+	env.aws, env.awsURL = emu, emu.URL
 	// The real binaries, as operators and the DaemonSet run them.
 	for out, pkg := range map[*string]string{&env.ccmBin: "./cmd/aws-cloud-controller-manager", &env.ctlBin: "./cmd/awsccmctl"} {
 		*out = filepath.Join(cp.Dir, filepath.Base(pkg))
@@ -97,8 +93,5 @@ func skipWithoutTestBed(t *testing.T) {
 
 // awsEnv points both SDKs at the emulator with dummy static credentials.
 func awsEnv() []string {
-	return []string{
-		"AWS_ENDPOINT_URL=" + env.awsURL, "AWS_ACCESS_KEY_ID=AKIDMIGRATIONTEST", "AWS_SECRET_ACCESS_KEY=migration-test-secret",
-		"AWS_REGION=" + region, "AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
-	}
+	return append(env.aws.Env().List(), "AWS_REGION="+region)
 }

@@ -24,7 +24,7 @@ rules:
 
 var env struct {
 	cp      *testbed.ControlPlane
-	aws     *awsemu.Server
+	aws     *awsemu.Emulator
 	awsURL  string
 	ccmPath string
 }
@@ -35,15 +35,11 @@ func TestMain(m *testing.M) {
 
 func setup(cp *testbed.ControlPlane) error {
 	env.cp = cp
-	f, err := awsemu.LoadFixture("../awsemu/testdata/demo.yaml")
-	if err != nil {
-		return err
-	}
-	srv, url, _, err := awsemu.Start(f)
+	emu, err := awsemu.Serve(awsemu.DemoFixture())
 	if err != nil {
 		return fmt.Errorf("start AWS emulator: %w", err)
 	}
-	env.aws, env.awsURL = srv, url
+	env.aws, env.awsURL = emu, emu.URL
 	// The real binary, as the DaemonSet runs it (without -race: this is the
 	// product, not the test).
 	env.ccmPath = filepath.Join(cp.Dir, "aws-cloud-controller-manager")

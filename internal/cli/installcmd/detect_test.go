@@ -3,7 +3,6 @@ package installcmd
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -36,19 +35,8 @@ func node(name, region, providerID string) *corev1.Node {
 // with objs, and the real EC2 client against the AWS emulator.
 func detector(t *testing.T, gitVersion string, objs ...runtime.Object) (Detector, *bytes.Buffer, *awsemu.Server) {
 	t.Helper()
-	f, err := awsemu.LoadFixture("../../../test/awsemu/testdata/demo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, stop, err := awsemu.Start(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	for k, v := range map[string]string{"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "test",
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull} {
-		t.Setenv(k, v)
-	}
+	e := awsemu.StartT(t, awsemu.DemoFixture())
+	e.Env().Set(t)
 	cs := fake.NewClientset(objs...)
 	cs.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: gitVersion}
 	var log bytes.Buffer
@@ -58,7 +46,7 @@ func detector(t *testing.T, gitVersion string, objs ...runtime.Object) (Detector
 			return nil, err
 		}
 		return c.EC2, nil
-	}}, &log, srv
+	}}, &log, e.Server
 }
 
 func TestDetect(t *testing.T) {

@@ -187,16 +187,8 @@ func imdsEnv(t *testing.T, url string) {
 // TestKubeadmFromIMDS reads the node's identity from the emulator's IMDSv2,
 // as a bootstrap script on the demo fixture's instance would.
 func TestKubeadmFromIMDS(t *testing.T) {
-	f, err := awsemu.LoadFixture(filepath.Join("..", "..", "..", "test", "awsemu", "testdata", "demo.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, stop, err := awsemu.Start(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	imdsEnv(t, url)
+	srv := awsemu.StartT(t, awsemu.DemoFixture())
+	imdsEnv(t, srv.URL)
 	// demo.yaml: imdsInstanceId i-0a1b2c3d4e5f60001 in subnet-0demo00000000000a
 	// (us-east-1a), private IP 10.0.1.10.
 	const (

@@ -14,23 +14,9 @@ import (
 
 func emulatorEnv(t *testing.T) *awsemu.Server {
 	t.Helper()
-	f, err := awsemu.LoadFixture(filepath.Join("..", "..", "..", "test", "awsemu", "testdata", "demo.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, stop, err := awsemu.Start(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL": url, "AWS_EC2_METADATA_SERVICE_ENDPOINT": url,
-		"AWS_ACCESS_KEY_ID": "AKIDCLITEST", "AWS_SECRET_ACCESS_KEY": "cli-test-secret",
-		"AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-	} {
-		t.Setenv(k, v)
-	}
-	return srv
+	e := awsemu.StartT(t, awsemu.DemoFixture())
+	e.IMDSEnv().Set(t)
+	return e.Server
 }
 
 // TestNodeModeWithAWS runs node mode plus the AWS checks against the

@@ -3,7 +3,6 @@ package awschecks
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
@@ -61,26 +60,12 @@ type env struct {
 // the clients. creds=false leaves the SDK without credentials.
 func start(t *testing.T, fix func(*awsemu.Fixture), creds bool) env {
 	t.Helper()
-	f, err := awsemu.LoadFixture("../../../test/awsemu/testdata/demo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := awsemu.DemoFixture()
 	if fix != nil {
 		fix(f)
 	}
-	srv, url, stop, err := awsemu.Start(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL": url, "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_ACCESS_KEY_ID": "AKIDUNITTEST", "AWS_SECRET_ACCESS_KEY": "unit-test-secret",
-		"AWS_PROFILE": "", "AWS_SESSION_TOKEN": "", "AWS_ROLE_ARN": "", "AWS_WEB_IDENTITY_TOKEN_FILE": "",
-		"AWS_CONTAINER_CREDENTIALS_FULL_URI": "", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "",
-	} {
-		t.Setenv(k, v)
-	}
+	e := awsemu.StartT(t, f)
+	e.Env().Set(t)
 	if !creds {
 		t.Setenv("AWS_ACCESS_KEY_ID", "")
 		t.Setenv("AWS_SECRET_ACCESS_KEY", "")
@@ -95,7 +80,7 @@ func start(t *testing.T, fix func(*awsemu.Fixture), creds bool) env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return env{srv: srv, clients: clients, iam: iamClient}
+	return env{srv: e.Server, clients: clients, iam: iamClient}
 }
 
 // baseInput is the demo cluster's live nodes, the CCM on demoA with
