@@ -3,7 +3,6 @@ package awsemu
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 )
@@ -192,64 +191,39 @@ func (s *Server) SecurityGroupsNamed(prefix string) []SecurityGroup {
 	return out
 }
 
-// instance returns a copy of an instance, visible to Describe* or not.
-func (s *ec2State) instance(id string) (Instance, bool) {
+// copyOf returns f of the resource id of t, read under the lock: other
+// services get copies, never the stored records.
+func copyOf[T, R any](s *ec2State, t *table[T], id string, f func(*T) R) (R, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	rec, ok := s.instances.get(id)
+	x, ok := t.get(id)
 	if !ok {
-		return Instance{}, false
+		var zero R
+		return zero, false
 	}
-	return rec.clone(), true
+	return f(x), true
+}
+
+// instance returns a copy of an instance, visible to Describe* or not.
+func (s *ec2State) instance(id string) (Instance, bool) {
+	return copyOf(s, &s.instances, id, (*instanceRec).clone)
 }
 
 // instanceStatus returns an instance's VPC and state name, visible to
 // Describe* or not: what load balancers check of their instances.
 func (s *ec2State) instanceStatus(id string) (vpcID, state string, ok bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	rec, ok := s.instances.get(id)
-	if !ok {
-		return "", "", false
-	}
-	return rec.VPCID, rec.State, true
+	st, ok := copyOf(s, &s.instances, id, func(r *instanceRec) [2]string { return [2]string{r.VPCID, r.State} })
+	return st[0], st[1], ok
 }
 
-// subnet returns a copy of a subnet.
 func (s *ec2State) subnet(id string) (Subnet, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	x, ok := s.subnets.get(id)
-	if !ok {
-		return Subnet{}, false
-	}
-	c := *x
-	c.Tags = maps.Clone(x.Tags)
-	return c, true
+	return copyOf(s, &s.subnets, id, (*Subnet).clone)
 }
 
-// vpc returns a copy of a VPC.
-func (s *ec2State) vpc(id string) (VPC, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	x, ok := s.vpcs.get(id)
-	if !ok {
-		return VPC{}, false
-	}
-	c := *x
-	c.Tags = maps.Clone(x.Tags)
-	return c, true
-}
+func (s *ec2State) vpc(id string) (VPC, bool) { return copyOf(s, &s.vpcs, id, (*VPC).clone) }
 
-// securityGroup returns a copy of a security group.
 func (s *ec2State) securityGroup(id string) (SecurityGroup, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	x, ok := s.securityGroups.get(id)
-	if !ok {
-		return SecurityGroup{}, false
-	}
-	return x.clone(), true
+	return copyOf(s, &s.securityGroups, id, (*SecurityGroup).clone)
 }
 
 // securityGroupNames returns the name of each group ("" for an unknown one).

@@ -147,28 +147,25 @@ func publicDNSName(ip, region string) string {
 func (f *Fixture) clone() *Fixture {
 	c := *f
 	c.Zones = slices.Clone(f.Zones)
-	c.VPCs = slices.Clone(f.VPCs)
-	for i := range c.VPCs {
-		c.VPCs[i].Tags = maps.Clone(c.VPCs[i].Tags)
-	}
-	c.Subnets = slices.Clone(f.Subnets)
-	for i := range c.Subnets {
-		c.Subnets[i].Tags = maps.Clone(c.Subnets[i].Tags)
-	}
-	c.SecurityGroups = slices.Clone(f.SecurityGroups)
-	for i := range c.SecurityGroups {
-		c.SecurityGroups[i] = c.SecurityGroups[i].clone()
-	}
-	c.RouteTables = slices.Clone(f.RouteTables)
-	for i := range c.RouteTables {
-		c.RouteTables[i] = c.RouteTables[i].clone()
-	}
-	c.Instances = slices.Clone(f.Instances)
-	for i := range c.Instances {
-		c.Instances[i] = c.Instances[i].clone()
-	}
+	c.VPCs = cloneAll(f.VPCs)
+	c.Subnets = cloneAll(f.Subnets)
+	c.SecurityGroups = cloneAll(f.SecurityGroups)
+	c.RouteTables = cloneAll(f.RouteTables)
+	c.Instances = cloneAll(f.Instances)
 	return &c
 }
+
+// cloneAll deep-copies resources with their clone method.
+func cloneAll[T interface{ clone() T }](xs []T) []T {
+	out := slices.Clone(xs)
+	for i := range out {
+		out[i] = out[i].clone()
+	}
+	return out
+}
+
+func (v VPC) clone() VPC        { v.Tags = maps.Clone(v.Tags); return v }
+func (sn Subnet) clone() Subnet { sn.Tags = maps.Clone(sn.Tags); return sn }
 
 func (sg SecurityGroup) clone() SecurityGroup {
 	sg.Tags = maps.Clone(sg.Tags)
