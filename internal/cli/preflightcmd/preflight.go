@@ -1,9 +1,12 @@
 // Package preflightcmd is `awsccmctl preflight`: it proves a cluster's or a
-// node's prerequisites for the external AWS CCM, and changes nothing.
+// node's prerequisites for the external AWS CCM, and changes nothing. It
+// parses the flags, calls internal/preflight/gather, which reads the node or
+// cluster and runs the checks, prints the report and chooses the exit code.
 package preflightcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,14 +15,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/gather"
 )
 
 // Streams are where the command writes.
@@ -96,7 +96,8 @@ docs/reference/preflight-checks.md.`,
 	return cmd
 }
 
-// Run runs preflight and writes the report; its error carries the exit code.
+// Run validates o, gathers and runs the checks (gather.Collect) and writes
+// the report; its error carries the exit code.
 func Run(ctx context.Context, o Options, format string, streams Streams) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -109,14 +110,14 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 		return exitcode.UsageError(fmt.Errorf("--fail-on %q: want error or warning", o.FailOn))
 	}
 	if o.CloudRoutes == "" {
-		o.CloudRoutes = "auto"
+		o.CloudRoutes = gather.CloudRoutesAuto
 	}
-	if o.CloudRoutes != "auto" && o.CloudRoutes != "on" && o.CloudRoutes != "off" {
+	if o.CloudRoutes != gather.CloudRoutesAuto && o.CloudRoutes != gather.CloudRoutesOn && o.CloudRoutes != gather.CloudRoutesOff {
 		return exitcode.UsageError(fmt.Errorf("--cloud-routes %q: want on, off or auto", o.CloudRoutes))
 	}
-	report, err := collect(ctx, o, mode)
+	report, err := gather.Collect(ctx, o.gatherOptions(mode))
 	if err != nil {
-		return err
+		return exitError(err)
 	}
 	if err := preflight.Write(streams.Out, report, format, isTerminal(streams.Out)); err != nil {
 		return err
@@ -132,95 +133,31 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 	return nil
 }
 
-// Collect runs the checks of o.Mode and returns the report without writing
-// it: what `migrate-from-intree plan` decides from. Errors carry exit codes.
-func Collect(ctx context.Context, o Options) (preflight.Report, error) {
-	mode, err := preflight.ParseMode(o.Mode)
-	if err != nil {
-		return preflight.Report{}, exitcode.UsageError(err)
+// gatherOptions are the library's options for the flags.
+func (o Options) gatherOptions(mode preflight.Mode) gather.Options {
+	g := gather.Options{Mode: mode, Node: o.Node, Root: o.Root, Ignore: o.Ignore, Categories: o.Categories,
+		FailOnWarning: o.FailOn == "warning", AWS: o.AWS, CloudConfig: o.CloudConfig, Region: o.Region,
+		HostNetwork: o.HostNetwork, CloudRoutes: o.CloudRoutes}
+	if o.Kube != nil {
+		g.Kube = o.Kube
 	}
-	if o.CloudRoutes == "" {
-		o.CloudRoutes = "auto"
-	}
-	return collect(ctx, o, mode)
+	return g
 }
 
-func collect(ctx context.Context, o Options, mode preflight.Mode) (preflight.Report, error) {
-	checks, err := o.checks(ctx, mode)
-	if err != nil {
-		return preflight.Report{}, err
+// exitError gives gather.Collect's errors their exit codes: bad input is a
+// usage error (2), an unreachable cluster or AWS is 3.
+func exitError(err error) error {
+	var (
+		input       *gather.InputError
+		unreachable *gather.UnreachableError
+	)
+	switch {
+	case errors.As(err, &input):
+		return exitcode.UsageError(err)
+	case errors.As(err, &unreachable):
+		return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
 	}
-	report, err := preflight.Run(ctx, checks, preflight.Options{
-		Mode: mode, Categories: o.Categories, Ignore: o.Ignore, FailOnWarning: o.FailOn == "warning",
-	})
-	if err != nil {
-		return preflight.Report{}, exitcode.UsageError(err)
-	}
-	return report, nil
-}
-
-// checks builds the checks for node or cluster mode.
-func (o Options) checks(ctx context.Context, mode preflight.Mode) ([]preflight.Check, error) {
-	if o.Node {
-		node, err := nodefiles.Read(o.Root)
-		if err != nil {
-			return nil, exitcode.UsageError(fmt.Errorf("read node files under %s: %w", o.Root, err))
-		}
-		checks := nodechecks.Checks(nodechecks.Input{Node: node, Mode: mode})
-		if o.AWS {
-			in, err := awsNodeInput(ctx, o, node, mode)
-			if err != nil {
-				return nil, err
-			}
-			in.CloudRoutes = o.cloudRoutes(node)
-			checks = append(checks, awschecks.Checks(in)...)
-		}
-		return checks, nil
-	}
-	if o.Kube == nil {
-		o.Kube = genericclioptions.NewConfigFlags(true)
-	}
-	cfg, err := o.Kube.ToRESTConfig()
-	if err != nil {
-		return nil, exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
-	}
-	if !o.AWS {
-		return clusterchecks.Checks(clusterchecks.Input{Client: client, Mode: mode}), nil
-	}
-	// The AWS input needs the Nodes now; the cluster checks reuse the list.
-	nodes, err := listNodes(ctx, client)
-	if err != nil {
-		return nil, err
-	}
-	in, err := awsClusterInput(ctx, o, client, nodes, mode)
-	if err != nil {
-		return nil, err
-	}
-	in.CloudRoutes = o.cloudRoutes(nil)
-	checks := clusterchecks.Checks(clusterchecks.Input{Client: client, Mode: mode, Nodes: nodes})
-	return append(checks, awschecks.Checks(in)...), nil
-}
-
-// cloudRoutes resolves --cloud-routes; auto reads node's
-// kube-controller-manager manifest when there is one.
-func (o Options) cloudRoutes(node *nodefiles.Node) awschecks.CloudRoutes {
-	switch o.CloudRoutes {
-	case "on":
-		return awschecks.CloudRoutesOn
-	case "off":
-		return awschecks.CloudRoutesOff
-	}
-	if on, known := nodechecks.KCMCloudRoutes(node); known {
-		if on {
-			return awschecks.CloudRoutesOn
-		}
-		return awschecks.CloudRoutesOff
-	}
-	return awschecks.CloudRoutesUnknown
+	return err
 }
 
 func failedIDs(r preflight.Report) string {

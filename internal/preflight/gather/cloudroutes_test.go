@@ -1,4 +1,4 @@
-package preflightcmd
+package gather
 
 import (
 	"testing"

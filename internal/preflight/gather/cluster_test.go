@@ -1,11 +1,11 @@
-package preflightcmd
+package gather
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
@@ -18,19 +18,19 @@ import (
 // the LoadBalancer Services of every namespace, from one Service list.
 func TestClusterInputLoadBalancerServices(t *testing.T) {
 	srv := emulatorEnv(t)
-	svc := func(ns, name string, typ v1.ServiceType) *v1.Service {
-		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)},
-			Spec: v1.ServiceSpec{Type: typ}}
+	svc := func(ns, name string, typ corev1.ServiceType) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)},
+			Spec: corev1.ServiceSpec{Type: typ}}
 	}
 	client := fake.NewClientset(
-		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: v1.NodeSpec{ProviderID: "aws:///us-east-1a/i-0a1b2c3d4e5f60001"}},
-		svc("default", "web", v1.ServiceTypeLoadBalancer), svc("default", "kubernetes", v1.ServiceTypeClusterIP),
-		svc("shop", "api", v1.ServiceTypeLoadBalancer), svc("shop", "np", v1.ServiceTypeNodePort))
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-0a1b2c3d4e5f60001"}},
+		svc("default", "web", corev1.ServiceTypeLoadBalancer), svc("default", "kubernetes", corev1.ServiceTypeClusterIP),
+		svc("shop", "api", corev1.ServiceTypeLoadBalancer), svc("shop", "np", corev1.ServiceTypeNodePort))
 	nodes, err := listNodes(t.Context(), client)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := awsClusterInput(t.Context(), Options{Region: "us-east-1"}, client, nodes, preflight.ModePreInstall)
+	in, err := awsClusterInput(t.Context(), Options{Region: "us-east-1", Mode: preflight.ModePreInstall}, client, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}

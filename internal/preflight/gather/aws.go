@@ -1,15 +1,13 @@
-package preflightcmd
+package gather
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
-	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
-	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
@@ -20,12 +18,12 @@ import (
 const imdsTimeout = 5 * time.Second
 
 // awsNodeInput builds the AWS checks' input for node mode: the region from
-// --region, the cloud config, or IMDS; this node's instance from its
+// o.Region, the cloud config, or IMDS; this node's instance from its
 // kubelet providerID or IMDS.
-func awsNodeInput(ctx context.Context, o Options, node *nodefiles.Node, mode preflight.Mode) (awschecks.Input, error) {
+func awsNodeInput(ctx context.Context, o Options, node *nodefiles.Node) (awschecks.Input, error) {
 	cc, err := cloudconfig.Load(o.CloudConfig)
 	if err != nil {
-		return awschecks.Input{}, exitcode.UsageError(err)
+		return awschecks.Input{}, &InputError{err}
 	}
 	region := o.Region
 	if region == "" {
@@ -50,10 +48,10 @@ func awsNodeInput(ctx context.Context, o Options, node *nodefiles.Node, mode pre
 		}
 	}
 	if region == "" {
-		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf(
+		return awschecks.Input{}, &UnreachableError{errors.New(
 			"the AWS region is unknown: pass --region, set Region in the --cloud-config file, or run on EC2 where IMDS answers; --aws=false skips the AWS checks")}
 	}
-	in, err := newAWSInput(ctx, o, cc, region, mode)
+	in, err := newAWSInput(ctx, o, cc, region)
 	if err != nil {
 		return in, err
 	}
@@ -68,17 +66,17 @@ func awsNodeInput(ctx context.Context, o Options, node *nodefiles.Node, mode pre
 
 // newAWSInput builds the clients the AWS checks use (EC2 and STS in the
 // region, IAM globally) and the parts of the input both modes share.
-func newAWSInput(ctx context.Context, o Options, cc *cloudconfig.Config, region string, mode preflight.Mode) (awschecks.Input, error) {
+func newAWSInput(ctx context.Context, o Options, cc *cloudconfig.Config, region string) (awschecks.Input, error) {
 	opts := awsapi.Options{Region: region, CloudConfig: cc}
 	clients, err := awsapi.NewClients(ctx, opts)
 	if err != nil {
-		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+		return awschecks.Input{}, &UnreachableError{err}
 	}
 	iamClient, err := awsapi.NewIAM(ctx, opts)
 	if err != nil {
-		return awschecks.Input{}, &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+		return awschecks.Input{}, &UnreachableError{err}
 	}
-	return awschecks.Input{Clients: clients, IAM: iamClient, CloudConfig: cc, ClusterID: cc.ClusterID(), HostNetwork: o.HostNetwork, Mode: mode}, nil
+	return awschecks.Input{Clients: clients, IAM: iamClient, CloudConfig: cc, ClusterID: cc.ClusterID(), HostNetwork: o.HostNetwork, Mode: o.Mode}, nil
 }
 
 // kubeletInstanceID is the instance ID in the kubelet's --provider-id or
