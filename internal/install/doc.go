@@ -8,6 +8,7 @@
 // versioned InstallConfiguration file strictly, Values.Default fills the
 // defaults, Values.Validate reports every problem at once, and Render
 // executes the templates of the top-level templates package into one
-// multi-document YAML stream in apply order. The command layer
+// multi-document YAML stream in apply order; WriteManifests writes it, or
+// one file per object for GitOps. The command layer
 // (internal/cli/installcmd) merges flags, environment and the file.
 package install

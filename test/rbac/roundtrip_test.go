@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/awsccmctl/awsccmctl/internal/cli/installcmd"
 	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/install/deploy"
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 )
 
@@ -35,11 +35,15 @@ func TestInstallWaitUninstall(t *testing.T) {
 	registerNode(t, cs, "ip-10-0-3-30.ec2.internal", "", true)
 	registerNode(t, cs, running1, "", true)
 
+	clients, err := deploy.NewClients(env.cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out, progress bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- installcmd.Apply(ctx, env.cp.Config, objs, installcmd.ApplyOptions{Wait: true, Timeout: 90 * time.Second},
-			installcmd.Streams{Out: &out, Err: &progress})
+		_, err := deploy.Apply(ctx, clients, objs, deploy.ApplyOptions{Wait: true, Timeout: 90 * time.Second, Out: &out, Progress: &progress})
+		done <- err
 	}()
 
 	// The DaemonSet controller and the kubelet.
@@ -89,17 +93,16 @@ func TestInstallWaitUninstall(t *testing.T) {
 	}
 
 	// Safe to re-run.
-	out.Reset()
-	if err := installcmd.Apply(ctx, env.cp.Config, objs, installcmd.ApplyOptions{}, installcmd.Streams{Out: &out, Err: &bytes.Buffer{}}); err != nil {
+	again, err := deploy.Apply(ctx, clients, objs, deploy.ApplyOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.TrimSpace(out.String()), fmt.Sprintf("%d unchanged", len(objs)); got != want {
+	if got, want := again.Summary(), fmt.Sprintf("%d unchanged", len(objs)); got != want {
 		t.Errorf("second apply: %q, want %q", got, want)
 	}
 
 	// Uninstall removes exactly what install created.
-	out.Reset()
-	if err := installcmd.Uninstall(ctx, env.cp.Config, objs, "", installcmd.Streams{Out: &out, Err: &bytes.Buffer{}}); err != nil {
+	if _, err := deploy.Uninstall(ctx, clients, objs, "", &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range objs {

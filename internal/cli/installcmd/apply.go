@@ -1,11 +1,9 @@
 package installcmd
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"time"
@@ -13,17 +11,12 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
-	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
+	"github.com/awsccmctl/awsccmctl/internal/install/deploy"
 )
-
-// DefaultWaitTimeout bounds --wait.
-const DefaultWaitTimeout = 5 * time.Minute
 
 // ClusterOptions are the flags of the commands that talk to the cluster.
 type ClusterOptions struct {
@@ -43,36 +36,37 @@ func (o *ClusterOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "", "client: print what would be done without sending anything that writes; server: the API server runs every write (validation, admission) and persists nothing")
 }
 
-// prepare reads the values and the kubeconfig.
-func (o *ClusterOptions) prepare(cmd *cobra.Command) (install.Values, *rest.Config, error) {
+// prepare reads the values and the kubeconfig and builds the clients.
+func (o *ClusterOptions) prepare(cmd *cobra.Command) (install.Values, deploy.Clients, error) {
 	if o.DryRun != apply.DryRunNone && o.DryRun != apply.DryRunClient && o.DryRun != apply.DryRunServer {
-		return install.Values{}, nil, exitcode.UsageError(fmt.Errorf("--dry-run %q: want client or server", o.DryRun))
+		return install.Values{}, deploy.Clients{}, exitcode.UsageError(fmt.Errorf("--dry-run %q: want client or server", o.DryRun))
 	}
 	v, err := o.Values(cmd.Flags())
 	if err != nil {
-		return v, nil, err
+		return v, deploy.Clients{}, err
 	}
 	cfg, err := o.Kube.ToRESTConfig()
 	if err != nil {
-		return v, nil, exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
+		return v, deploy.Clients{}, exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
 	}
-	return v, cfg, nil
+	clients, err := deploy.NewClients(cfg)
+	if err != nil {
+		return v, deploy.Clients{}, exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
+	}
+	return v, clients, nil
 }
 
-// render renders v into objects to apply.
+// render validates v (again: detection may have filled it) and renders it
+// into the objects to apply.
 func render(v install.Values) ([]*unstructured.Unstructured, error) {
 	if err := v.Validate(); err != nil {
 		return nil, exitcode.UsageError(fmt.Errorf("invalid install values:\n%s", describe(err)))
 	}
-	stream, err := install.Render(v)
-	if err != nil {
+	objs, err := deploy.Objects(v)
+	if re := (*deploy.RenderError)(nil); errors.As(err, &re) {
 		return nil, exitcode.UsageError(err)
 	}
-	objs, err := apply.Decode(stream)
-	if err != nil {
-		return nil, fmt.Errorf("decode the rendered manifests: %w", err)
-	}
-	return objs, nil
+	return objs, err
 }
 
 // ApplyOptions are the flags of `install apply`.
@@ -106,12 +100,12 @@ uninitialized taint), and ends with the post-install checks of preflight.`,
   awsccmctl install apply --config install.yaml --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, cfg, err := o.prepare(cmd)
+			v, clients, err := o.prepare(cmd)
 			if err != nil {
 				return err
 			}
 			if !o.NoDetect {
-				if err := newDetector(cfg, v, streams.Err).Detect(cmd.Context(), &v); err != nil {
+				if err := newDetector(clients, v, streams.Err).Detect(cmd.Context(), &v); err != nil {
 					return clusterError(err)
 				}
 			}
@@ -119,7 +113,11 @@ uninitialized taint), and ends with the post-install checks of preflight.`,
 			if err != nil {
 				return err
 			}
-			return Apply(cmd.Context(), cfg, objs, *o, streams)
+			_, err = deploy.Apply(cmd.Context(), clients, objs, deploy.ApplyOptions{
+				DryRun: o.DryRun, Force: o.Force, Diff: o.Diff, Out: streams.Out, Wait: o.Wait, Timeout: o.Timeout,
+				Progress: streams.Err, Applied: func(r deploy.Report) error { return writeReport(streams, r) },
+			})
+			return applyError(err)
 		},
 	}
 	o.addFlags(cmd)
@@ -127,79 +125,14 @@ uninitialized taint), and ends with the post-install checks of preflight.`,
 	f.BoolVar(&o.Diff, "diff", false, "print a unified diff of the live objects against what apply makes of them, before applying")
 	f.BoolVar(&o.Force, "force-conflicts", false, "take over fields another field manager owns")
 	f.BoolVar(&o.Wait, "wait", false, "wait for the rollout, the CCM's Lease and initialised Nodes, then run the post-install checks")
-	f.DurationVar(&o.Timeout, "timeout", DefaultWaitTimeout, "how long --wait waits for each step")
+	f.DurationVar(&o.Timeout, "timeout", deploy.DefaultWaitTimeout, "how long --wait waits for each step")
 	f.BoolVar(&o.NoDetect, "no-detect", false, "do not fill the region and cluster ID from the Nodes and their instances' tags")
 	return cmd
 }
 
-// newDetector builds the autodetection with the real clients: EC2 through
-// the same client factory as the CCM (credentials chain, endpoint
-// overrides of the cloud config).
-func newDetector(cfg *rest.Config, v install.Values, log io.Writer) Detector {
-	d := Detector{Log: log}
-	d.Kube, _ = kubernetes.NewForConfig(cfg)
-	d.EC2 = func(ctx context.Context, region string) (EC2Describer, error) {
-		c, err := awsapi.NewClients(ctx, awsapi.Options{Region: region, CloudConfig: v.CloudConfig})
-		if err != nil {
-			return nil, err
-		}
-		return c.EC2, nil
-	}
-	return d
-}
-
-// ApplyReport is the -o json result of apply and uninstall.
-type ApplyReport struct {
-	DryRun  string         `json:"dryRun,omitempty"`
-	Objects []apply.Result `json:"objects"`
-}
-
-// Apply applies objs and, with o.Wait, waits for the CCM to take over.
-func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured, o ApplyOptions, streams Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	client, err := apply.NewClient(cfg)
-	if err != nil {
-		return exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
-	}
-	start := time.Now()
-	if o.Diff {
-		d, err := client.Diff(ctx, objs)
-		if err != nil {
-			return clusterError(err)
-		}
-		if d == "" {
-			d = "no differences\n"
-		}
-		fmt.Fprint(streams.Out, d)
-	}
-	fmt.Fprintf(streams.Err, "applying %d objects (server-side apply, field manager %s)\n", len(objs), apply.FieldManager)
-	results, err := client.Apply(ctx, objs, apply.Options{DryRun: o.DryRun, Force: o.Force, Progress: streams.Err})
-	if err != nil {
-		return clusterError(err)
-	}
-	if err := writeReport(streams, ApplyReport{DryRun: o.DryRun, Objects: results}); err != nil {
-		return err
-	}
-	if !o.Wait {
-		return nil
-	}
-	if o.DryRun != apply.DryRunNone {
-		fmt.Fprintln(streams.Err, "--wait: nothing to wait for in a dry run")
-		return nil
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	return waitForCCM(ctx, cs, objs, start, o.Timeout, streams)
-}
-
-// writeReport prints the results: -o json as an ApplyReport, text as one
-// line per object (the progress lines on stderr already said it, so text
-// output adds only the summary).
-func writeReport(streams Streams, r ApplyReport) error {
+// writeReport prints the results: -o json as a deploy.Report, text as its
+// summary line (the progress lines on stderr already named each object).
+func writeReport(streams Streams, r deploy.Report) error {
 	format := "text"
 	if streams.Output != nil {
 		f, err := streams.Output()
@@ -213,26 +146,17 @@ func writeReport(streams Streams, r ApplyReport) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	counts := map[string]int{}
-	var order []string
-	for _, res := range r.Objects {
-		if counts[res.Action] == 0 {
-			order = append(order, res.Action)
-		}
-		counts[res.Action]++
-	}
-	summary := ""
-	for i, a := range order {
-		if i > 0 {
-			summary += ", "
-		}
-		summary += fmt.Sprintf("%d %s", counts[a], a)
-	}
-	if r.DryRun != "" {
-		summary += " (dry run: " + r.DryRun + ")"
-	}
-	_, err := fmt.Fprintln(streams.Out, summary)
+	_, err := fmt.Fprintln(streams.Out, r.Summary())
 	return err
+}
+
+// applyError gives deploy.Apply's errors their exit codes: the CCM not
+// taking over in time (or failed post-install checks) is 1.
+func applyError(err error) error {
+	if we := (*deploy.WaitError)(nil); errors.As(err, &we) {
+		return &exitcode.Error{Code: exitcode.Failed, Err: err}
+	}
+	return clusterError(err)
 }
 
 // clusterError marks errors reaching the cluster as exit code 3.

@@ -5,6 +5,11 @@
 // Values come, in order of precedence, from flags, AWSCCMCTL_* environment
 // variables (the root command writes them into unset flags), the versioned
 // InstallConfiguration file given with --config, and the defaults of
-// internal/install. This package only merges them; decoding, defaulting,
-// validation and rendering live in internal/install.
+// internal/install. This package only parses and merges them into options,
+// makes one library call per command and prints the result with its exit
+// code: decoding, defaulting, validation, rendering and writing files live
+// in internal/install, applying, waiting and uninstalling in
+// internal/install/deploy, the IAM documents in internal/install/iampolicy,
+// and the kubeadm and kops configurations in internal/install/kubeadmconfig
+// and kopsconfig.
 package installcmd

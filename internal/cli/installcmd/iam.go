@@ -1,7 +1,6 @@
 package installcmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/install/iampolicy"
 )
 
 // Flags of `install iam`.
@@ -20,29 +20,13 @@ const (
 	flagClusterID      = "cluster-id"
 )
 
-// Roles `install iam --role` prints a policy for. They are the keys of the
-// JSON object printed without --role.
-const (
-	RoleControlPlane = "control-plane"
-	RoleNode         = "node"
-	RolePreflight    = "preflight"
-)
-
-var iamRoles = []string{RoleControlPlane, RoleNode, RolePreflight}
-
 // clusterIDPattern is what a cluster ID may look like in the tag key
 // kubernetes.io/cluster/<id> and so in an IAM condition key.
 var clusterIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,110}$`)
 
 // IAMOptions are the flags of `install iam`.
 type IAMOptions struct {
-	// Role is control-plane, node or preflight; empty means control-plane
-	// and node as one JSON object.
-	Role string
-	// LeastPrivilege scopes the control-plane policy's mutating actions to
-	// resources tagged kubernetes.io/cluster/<ClusterID>.
-	LeastPrivilege bool
-	ClusterID      string
+	iampolicy.Options
 }
 
 func newIAMCommand(streams Streams) *cobra.Command {
@@ -74,11 +58,11 @@ creates so); actions IAM cannot scope by tag stay on Resource "*".`,
 			if err := o.Validate(cmd.Flags().Changed); err != nil {
 				return err
 			}
-			return WriteIAM(*o, streams)
+			return writeIAM(o.Options, streams)
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.Role, flagRole, "", "print one policy: "+strings.Join(iamRoles, ", ")+" (default: control-plane and node as one JSON object)")
+	fs.StringVar(&o.Role, flagRole, "", "print one policy: "+strings.Join(iampolicy.Roles, ", ")+" (default: control-plane and node as one JSON object)")
 	fs.BoolVar(&o.LeastPrivilege, flagLeastPrivilege, false, "scope the control-plane policy's changes to the cluster's tagged resources (needs --cluster-id)")
 	fs.StringVar(&o.ClusterID, flagClusterID, "", "the cluster ID: the value ID of the cluster tag kubernetes.io/cluster/ID (with --least-privilege)")
 	return cmd
@@ -89,13 +73,13 @@ creates so); actions IAM cannot scope by tag stay on Resource "*".`,
 func (o *IAMOptions) Validate(changed func(string) bool) error {
 	var errs []string
 	switch o.Role {
-	case "", RoleControlPlane, RoleNode, RolePreflight:
+	case "", iampolicy.RoleControlPlane, iampolicy.RoleNode, iampolicy.RolePreflight:
 	default:
-		errs = append(errs, fmt.Sprintf("--%s %q: want one of %s", flagRole, o.Role, strings.Join(iamRoles, ", ")))
+		errs = append(errs, fmt.Sprintf("--%s %q: want one of %s", flagRole, o.Role, strings.Join(iampolicy.Roles, ", ")))
 	}
 	if o.LeastPrivilege {
 		switch {
-		case o.Role == RoleNode || o.Role == RolePreflight:
+		case o.Role == iampolicy.RoleNode || o.Role == iampolicy.RolePreflight:
 			errs = append(errs, fmt.Sprintf("--%s applies to the control-plane policy only, not --%s %s", flagLeastPrivilege, flagRole, o.Role))
 		case o.ClusterID == "":
 			errs = append(errs, fmt.Sprintf("--%s needs --%s: the value of the cluster tag kubernetes.io/cluster/<ID>", flagLeastPrivilege, flagClusterID))
@@ -111,54 +95,16 @@ func (o *IAMOptions) Validate(changed func(string) bool) error {
 	return nil
 }
 
-// IAMPolicies returns the documents o asks for, by role.
-func IAMPolicies(o IAMOptions) map[string]awsapi.PolicyDocument {
-	cp := awsapi.Policy(awsapi.ComponentCCM)
-	if o.LeastPrivilege {
-		cp = awsapi.LeastPrivilegePolicy(awsapi.ComponentCCM, o.ClusterID)
-	}
-	all := map[string]awsapi.PolicyDocument{
-		RoleControlPlane: cp,
-		RoleNode:         awsapi.NodePolicy(),
-		RolePreflight:    awsapi.Policy(awsapi.ComponentPreflight),
-	}
-	if o.Role != "" {
-		return map[string]awsapi.PolicyDocument{o.Role: all[o.Role]}
-	}
-	return map[string]awsapi.PolicyDocument{RoleControlPlane: all[RoleControlPlane], RoleNode: all[RoleNode]}
-}
-
-// WriteIAM writes the policy document of o.Role, or without a role the
-// object of the control-plane and node documents, as indented JSON.
-func WriteIAM(o IAMOptions, streams Streams) error {
-	docs := IAMPolicies(o)
-	var (
-		b   []byte
-		err error
-	)
-	if o.Role != "" {
-		b, err = docs[o.Role].JSON()
-	} else {
-		// encoding/json sorts map keys: control-plane, then node.
-		b, err = json.MarshalIndent(docs, "", "  ")
-		b = append(b, '\n')
-	}
+// writeIAM prints the policy documents o asks for (iampolicy.JSON), with a
+// note on stderr when --least-privilege has nothing to scope.
+func writeIAM(o iampolicy.Options, streams Streams) error {
+	b, unscoped, err := iampolicy.JSON(o)
 	if err != nil {
 		return err
 	}
-	if o.LeastPrivilege && !hasConditions(docs[RoleControlPlane]) && streams.Err != nil {
+	if unscoped && streams.Err != nil {
 		fmt.Fprintf(streams.Err, "note: the control-plane policy has no tag condition on %s: the CCM changes nothing in AWS yet, so nothing needs scoping\n", o.ClusterID)
 	}
 	_, err = streams.Out.Write(b)
 	return err
-}
-
-// hasConditions reports whether any statement of d has a condition.
-func hasConditions(d awsapi.PolicyDocument) bool {
-	for _, s := range d.Statement {
-		if len(s.Condition) > 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -2,7 +2,6 @@ package installcmd
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,11 +12,6 @@ import (
 
 // flagName is the kops cluster name of `install kops`.
 const flagName = "name"
-
-// KopsCommandsMarker is the line of `install kops` output that separates
-// the cluster-spec snippet (above) from the kops commands (below, one shell
-// command per line). It is a contract with scripts that split the output.
-const KopsCommandsMarker = "# --- commands ---"
 
 // KopsOptions are the flags of `install kops`.
 type KopsOptions struct {
@@ -36,11 +30,11 @@ spec.cloudControllerManager of the Cluster; never apply install manifests to a
 kops cluster, or two CCMs fight over the Nodes.
 
 Output, all on stdout: the spec.cloudControllerManager snippet (YAML, to merge
-with kops edit cluster), then the line "` + KopsCommandsMarker + `", then the kops
+with kops edit cluster), then the line "` + kopsconfig.CommandsMarker + `", then the kops
 commands that make the same change, one shell command per line. To keep one part:
 
-  awsccmctl install kops --name c.example.com | sed '/^` + KopsCommandsMarker + `$/,$d'   # snippet
-  awsccmctl install kops --name c.example.com | sed '1,/^` + KopsCommandsMarker + `$/d'   # commands
+  awsccmctl install kops --name c.example.com | sed '/^` + kopsconfig.CommandsMarker + `$/,$d'   # snippet
+  awsccmctl install kops --name c.example.com | sed '1,/^` + kopsconfig.CommandsMarker + `$/d'   # commands
 
 --configure-cloud-routes and --allocate-node-cidrs are written only when given,
 so kops keeps choosing them (from the networking) otherwise. It does not contact
@@ -53,7 +47,7 @@ the cluster or the kops state store.`,
 			if err != nil {
 				return err
 			}
-			return WriteKops(opts, streams)
+			return writeKops(opts, streams)
 		},
 	}
 	fs := cmd.Flags()
@@ -92,22 +86,12 @@ func (o *KopsOptions) Complete(changed func(string) bool) (kopsconfig.Options, e
 	return opts, exitcode.UsageError(fmt.Errorf("invalid kops options:\n%s", listProblems(err, kopsFields)))
 }
 
-// WriteKops renders the snippet and commands to streams.Out: the snippet,
-// KopsCommandsMarker, then one command per line.
-func WriteKops(opts kopsconfig.Options, streams Streams) error {
+// writeKops prints the snippet and the commands (kopsconfig.Output.Text).
+func writeKops(opts kopsconfig.Options, streams Streams) error {
 	out, err := kopsconfig.Render(opts)
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	b.Write(out.Snippet)
-	if len(out.Snippet) > 0 && out.Snippet[len(out.Snippet)-1] != '\n' {
-		b.WriteByte('\n')
-	}
-	b.WriteString(KopsCommandsMarker + "\n")
-	for _, c := range out.Commands {
-		b.WriteString(c + "\n")
-	}
-	_, err = fmt.Fprint(streams.Out, b.String())
+	_, err = streams.Out.Write(out.Text())
 	return err
 }

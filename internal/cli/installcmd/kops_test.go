@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
-	"github.com/awsccmctl/awsccmctl/internal/cli/installcmd"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/kopsconfig"
 )
@@ -15,9 +14,9 @@ import (
 // splitKops splits `install kops` output at the commands marker.
 func splitKops(t *testing.T, out string) (snippet string, commands []string) {
 	t.Helper()
-	snippet, rest, ok := strings.Cut(out, installcmd.KopsCommandsMarker+"\n")
+	snippet, rest, ok := strings.Cut(out, kopsconfig.CommandsMarker+"\n")
 	if !ok {
-		t.Fatalf("no %q line:\n%s", installcmd.KopsCommandsMarker, out)
+		t.Fatalf("no %q line:\n%s", kopsconfig.CommandsMarker, out)
 	}
 	return snippet, strings.Split(strings.TrimSuffix(rest, "\n"), "\n")
 }

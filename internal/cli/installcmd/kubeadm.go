@@ -4,19 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os/exec"
 	"strings"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/install/kubeadmconfig"
-	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 )
 
 // Flags of `install kubeadm`.
@@ -32,80 +26,6 @@ const (
 // messages name it so a failed --from-imds points at the fix.
 const imdsEndpointEnv = "AWS_EC2_METADATA_SERVICE_ENDPOINT"
 
-// Timeouts of the outside calls `install kubeadm` makes.
-const (
-	kubeadmVersionTimeout = 10 * time.Second
-	kubeadmIMDSTimeout    = 10 * time.Second
-)
-
-// ErrNoKubeadm is what a KubeadmVersionFunc returns when no kubeadm binary
-// is on PATH.
-var ErrNoKubeadm = errors.New("no kubeadm binary on PATH")
-
-// KubeadmVersionFunc returns the version of the local kubeadm
-// (`kubeadm version -o short`, e.g. v1.37.1), or ErrNoKubeadm.
-type KubeadmVersionFunc func(ctx context.Context) (string, error)
-
-// LocalKubeadmVersion runs `kubeadm version -o short` with the kubeadm on
-// PATH.
-func LocalKubeadmVersion(ctx context.Context) (string, error) {
-	path, err := exec.LookPath("kubeadm")
-	if err != nil {
-		return "", ErrNoKubeadm
-	}
-	ctx, cancel := context.WithTimeout(ctx, kubeadmVersionTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "version", "-o", "short").Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
-			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
-		}
-		return "", fmt.Errorf("%s version -o short: %w", path, err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// NodeIdentity is what --from-imds reads from the instance metadata service.
-type NodeIdentity struct {
-	InstanceID, AvailabilityZone, LocalHostname string
-}
-
-// ProviderID is the node's providerID, aws:///<zone>/<instance-id>.
-func (n NodeIdentity) ProviderID() string { return providerid.Format(n.AvailabilityZone, n.InstanceID) }
-
-// ReadNodeIdentity reads instance-id, placement/availability-zone and
-// local-hostname from IMDSv2 (the SDK honours AWS_EC2_METADATA_SERVICE_ENDPOINT).
-func ReadNodeIdentity(ctx context.Context) (NodeIdentity, error) {
-	ctx, cancel := context.WithTimeout(ctx, kubeadmIMDSTimeout)
-	defer cancel()
-	client, err := awsapi.NewIMDS(ctx, awsapi.Options{})
-	if err != nil {
-		return NodeIdentity{}, err
-	}
-	var n NodeIdentity
-	for _, f := range []struct {
-		path string
-		dst  *string
-	}{
-		{"instance-id", &n.InstanceID},
-		{"placement/availability-zone", &n.AvailabilityZone},
-		{"local-hostname", &n.LocalHostname},
-	} {
-		out, err := client.GetMetadata(ctx, &imds.GetMetadataInput{Path: f.path})
-		if err != nil {
-			return NodeIdentity{}, fmt.Errorf("read meta-data/%s: %w", f.path, err)
-		}
-		b, err := io.ReadAll(out.Content)
-		_ = out.Content.Close()
-		if err != nil {
-			return NodeIdentity{}, fmt.Errorf("read meta-data/%s: %w", f.path, err)
-		}
-		*f.dst = strings.TrimSpace(string(b))
-	}
-	return n, nil
-}
-
 // KubeadmOptions are the flags of `install kubeadm`.
 type KubeadmOptions struct {
 	KubernetesVersion, APIVersion, NodeName, ProviderID string
@@ -115,12 +35,12 @@ type KubeadmOptions struct {
 
 // kubeadmDeps are the outside lookups of `install kubeadm`, replaced in tests.
 type kubeadmDeps struct {
-	kubeadmVersion KubeadmVersionFunc
-	nodeIdentity   func(context.Context) (NodeIdentity, error)
+	kubeadmVersion kubeadmconfig.VersionFunc
+	nodeIdentity   func(context.Context) (kubeadmconfig.NodeIdentity, error)
 }
 
 func newKubeadmCommand(streams Streams) *cobra.Command {
-	return newKubeadmCommandWith(streams, kubeadmDeps{kubeadmVersion: LocalKubeadmVersion, nodeIdentity: ReadNodeIdentity})
+	return newKubeadmCommandWith(streams, kubeadmDeps{kubeadmVersion: kubeadmconfig.LocalKubeadmVersion, nodeIdentity: kubeadmconfig.ReadNodeIdentity})
 }
 
 func newKubeadmCommandWith(streams Streams, deps kubeadmDeps) *cobra.Command {
@@ -153,7 +73,7 @@ the command exits with code 3 (` + imdsEndpointEnv + ` overrides the endpoint).`
 			if err != nil {
 				return err
 			}
-			return WriteKubeadm(opts, streams)
+			return writeKubeadm(opts, streams)
 		},
 	}
 	fs := cmd.Flags()
@@ -181,7 +101,7 @@ func (o *KubeadmOptions) Complete(ctx context.Context, changed func(string) bool
 			opts.KubernetesVersion = v
 		case opts.APIVersion != "":
 			// The API version is known; kubeadm defaults kubernetesVersion.
-		case errors.Is(err, ErrNoKubeadm):
+		case errors.Is(err, kubeadmconfig.ErrNoKubeadm):
 			return opts, exitcode.UsageError(fmt.Errorf("--%s is required: %v to ask", flagKubernetesVersion, err))
 		default:
 			return opts, exitcode.UsageError(fmt.Errorf("--%s is required: asking kubeadm failed: %w", flagKubernetesVersion, err))
@@ -228,8 +148,8 @@ var kubeadmFields = []flagPrefix{
 // describeKubeadm lists the problems one per line, each naming its flag.
 func describeKubeadm(err error) string { return listProblems(err, kubeadmFields) }
 
-// WriteKubeadm renders the kubeadm fragments to streams.Out.
-func WriteKubeadm(opts kubeadmconfig.Options, streams Streams) error {
+// writeKubeadm prints the kubeadm fragments.
+func writeKubeadm(opts kubeadmconfig.Options, streams Streams) error {
 	b, err := kubeadmconfig.Render(opts)
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,11 +20,11 @@ func runKubeadm(t *testing.T, deps kubeadmDeps, args ...string) (string, error) 
 	if deps.kubeadmVersion == nil {
 		deps.kubeadmVersion = func(context.Context) (string, error) {
 			t.Error("kubeadm version asked although --kubernetes-version is set")
-			return "", ErrNoKubeadm
+			return "", kubeadmconfig.ErrNoKubeadm
 		}
 	}
 	if deps.nodeIdentity == nil {
-		deps.nodeIdentity = ReadNodeIdentity
+		deps.nodeIdentity = kubeadmconfig.ReadNodeIdentity
 	}
 	var out, errOut bytes.Buffer
 	cmd := newKubeadmCommandWith(Streams{Out: &out, Err: &errOut}, deps)
@@ -36,7 +35,7 @@ func runKubeadm(t *testing.T, deps kubeadmDeps, args ...string) (string, error) 
 	return out.String(), err
 }
 
-func noKubeadm(context.Context) (string, error) { return "", ErrNoKubeadm }
+func noKubeadm(context.Context) (string, error) { return "", kubeadmconfig.ErrNoKubeadm }
 
 func TestKubeadmOutput(t *testing.T) {
 	const pid = "aws:///us-east-1a/i-0a1b2c3d4e5f60001"
@@ -117,7 +116,7 @@ func TestKubeadmVersionLookup(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name   string
-		lookup KubeadmVersionFunc
+		lookup kubeadmconfig.VersionFunc
 		want   []string
 	}{
 		{"invalid-no-kubeadm", noKubeadm, []string{"--kubernetes-version", "no kubeadm binary on PATH"}},
@@ -217,9 +216,9 @@ func TestKubeadmFromIMDS(t *testing.T) {
 		}
 	})
 	t.Run("valid-both-explicit-no-imds-call", func(t *testing.T) {
-		out, err := runKubeadm(t, kubeadmDeps{nodeIdentity: func(context.Context) (NodeIdentity, error) {
+		out, err := runKubeadm(t, kubeadmDeps{nodeIdentity: func(context.Context) (kubeadmconfig.NodeIdentity, error) {
 			t.Error("IMDS asked although both flags are set")
-			return NodeIdentity{}, errors.New("unexpected")
+			return kubeadmconfig.NodeIdentity{}, errors.New("unexpected")
 		}}, "--kubernetes-version", "v1.37.1", "--from-imds", "--node-name", "mine", "--provider-id", "aws:///us-west-2b/i-0123456789abcdef0")
 		if err != nil || !strings.Contains(out, "value: aws:///us-west-2b/i-0123456789abcdef0\n  name: mine\n") {
 			t.Fatalf("err %v, output:\n%s", err, out)
@@ -246,21 +245,4 @@ func TestKubeadmFromIMDS(t *testing.T) {
 			}
 		}
 	})
-}
-
-// TestLocalKubeadmVersion runs a stand-in kubeadm from PATH.
-func TestLocalKubeadmVersion(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("PATH", dir)
-	if _, err := LocalKubeadmVersion(t.Context()); !errors.Is(err, ErrNoKubeadm) {
-		t.Fatalf("without kubeadm: %v, want ErrNoKubeadm", err)
-	}
-	script := "#!/bin/sh\n[ \"$*\" = 'version -o short' ] || { echo \"bad args: $*\" >&2; exit 1; }\necho v1.31.3\n"
-	if err := os.WriteFile(filepath.Join(dir, "kubeadm"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	v, err := LocalKubeadmVersion(t.Context())
-	if err != nil || v != "v1.31.3" {
-		t.Fatalf("version %q, err %v", v, err)
-	}
 }

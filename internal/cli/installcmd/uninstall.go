@@ -1,15 +1,9 @@
 package installcmd
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/rest"
 
-	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
-	"github.com/awsccmctl/awsccmctl/internal/install/apply"
+	"github.com/awsccmctl/awsccmctl/internal/install/deploy"
 )
 
 func newUninstallCommand(streams Streams) *cobra.Command {
@@ -25,7 +19,7 @@ alone; one already gone is reported and skipped. --dry-run=server asks the
 API server to run each deletion without doing it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, cfg, err := o.prepare(cmd)
+			v, clients, err := o.prepare(cmd)
 			if err != nil {
 				return err
 			}
@@ -33,26 +27,13 @@ API server to run each deletion without doing it.`,
 			if err != nil {
 				return err
 			}
-			return Uninstall(cmd.Context(), cfg, objs, o.DryRun, streams)
+			r, err := deploy.Uninstall(cmd.Context(), clients, objs, o.DryRun, streams.Err)
+			if err != nil {
+				return clusterError(err)
+			}
+			return writeReport(streams, r)
 		},
 	}
 	o.addFlags(cmd)
 	return cmd
-}
-
-// Uninstall deletes objs (in reverse order) and reports each.
-func Uninstall(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured, dryRun string, streams Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	client, err := apply.NewClient(cfg)
-	if err != nil {
-		return exitcode.UsageError(fmt.Errorf("kubeconfig: %w", err))
-	}
-	fmt.Fprintf(streams.Err, "removing %d objects\n", len(objs))
-	results, err := client.Uninstall(ctx, objs, apply.Options{DryRun: dryRun, Progress: streams.Err})
-	if err != nil {
-		return clusterError(err)
-	}
-	return writeReport(streams, ApplyReport{DryRun: dryRun, Objects: results})
 }

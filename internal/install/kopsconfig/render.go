@@ -1,6 +1,7 @@
 package kopsconfig
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -79,12 +80,33 @@ type Snippet struct {
 	} `json:"spec"`
 }
 
+// CommandsMarker is the line of Output.Text that separates the
+// cluster-spec snippet (above) from the kops commands (below, one shell
+// command per line). It is a contract with scripts that split `awsccmctl
+// install kops` output: never change it.
+const CommandsMarker = "# --- commands ---"
+
 // Output is what the kops target prints.
 type Output struct {
 	// Snippet is the YAML to merge into the Cluster (`kops edit cluster`).
 	Snippet []byte
 	// Commands do the same without an editor, then apply it.
 	Commands []string
+}
+
+// Text is the output as `install kops` prints it: the snippet,
+// CommandsMarker, then one command per line.
+func (o Output) Text() []byte {
+	var b bytes.Buffer
+	b.Write(o.Snippet)
+	if len(o.Snippet) > 0 && o.Snippet[len(o.Snippet)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	b.WriteString(CommandsMarker + "\n")
+	for _, c := range o.Commands {
+		b.WriteString(c + "\n")
+	}
+	return b.Bytes()
 }
 
 // Render returns the snippet and the commands.

@@ -71,3 +71,31 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		t.Error("Render accepted empty options")
 	}
 }
+
+// TestText: the printed form is the snippet, the marker line, then one
+// command per line, so scripts can split it at the marker.
+func TestText(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		out  Output
+		want string
+	}{
+		{"valid-snippet-ends-in-newline", Output{Snippet: []byte("spec: {}\n"), Commands: []string{"a", "b"}}, "spec: {}\n" + CommandsMarker + "\na\nb\n"},
+		{"valid-snippet-without-newline", Output{Snippet: []byte("spec: {}"), Commands: []string{"a"}}, "spec: {}\n" + CommandsMarker + "\na\n"},
+		{"valid-empty", Output{}, CommandsMarker + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(tc.out.Text()); got != tc.want {
+				t.Errorf("Text() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	out, err := Render(Options{ClusterName: "demo.k8s.example.com", Image: image})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snippet, commands, ok := strings.Cut(string(out.Text()), "\n"+CommandsMarker+"\n")
+	if !ok || snippet+"\n" != string(out.Snippet) || commands != strings.Join(out.Commands, "\n")+"\n" {
+		t.Errorf("Text() does not split into the snippet and the commands:\n%s", out.Text())
+	}
+}

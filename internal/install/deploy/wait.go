@@ -1,8 +1,9 @@
-package installcmd
+package deploy
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
@@ -28,17 +28,18 @@ var nodeChecks = []string{clusterchecks.IDNodesProviderID, clusterchecks.IDNodes
 
 // waitForCCM waits for the rollout, then for the CCM's Lease renewed after
 // start, then for the Nodes to be initialised, and ends with preflight's
-// post-install report. A failed report is exit code 1.
-func waitForCCM(ctx context.Context, cs kubernetes.Interface, objs []*unstructured.Unstructured, start time.Time, timeout time.Duration, streams Streams) error {
-	fmt.Fprintln(streams.Err, "waiting for the rollout")
-	if err := apply.WaitRollout(ctx, cs, objs, timeout, streams.Err); err != nil {
-		return &exitcode.Error{Code: exitcode.Failed, Err: err}
+// post-install report on progress. A step not done in time, or a failed
+// report, is a *WaitError.
+func waitForCCM(ctx context.Context, cs kubernetes.Interface, objs []*unstructured.Unstructured, start time.Time, timeout time.Duration, progress io.Writer) error {
+	fmt.Fprintln(progress, "waiting for the rollout")
+	if err := apply.WaitRollout(ctx, cs, objs, timeout, progress); err != nil {
+		return &WaitError{err}
 	}
-	fmt.Fprintln(streams.Err, "waiting for the CCM to lead")
-	if err := apply.WaitLease(ctx, cs, leaseNamespace, install.LeaseName, start, timeout, streams.Err); err != nil {
-		return &exitcode.Error{Code: exitcode.Failed, Err: err}
+	fmt.Fprintln(progress, "waiting for the CCM to lead")
+	if err := apply.WaitLease(ctx, cs, leaseNamespace, install.LeaseName, start, timeout, progress); err != nil {
+		return &WaitError{err}
 	}
-	fmt.Fprintln(streams.Err, "waiting for every Node to be initialised")
+	fmt.Fprintln(progress, "waiting for every Node to be initialised")
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		rep, err := postInstall(ctx, cs, nodeChecks)
@@ -46,23 +47,23 @@ func waitForCCM(ctx context.Context, cs kubernetes.Interface, objs []*unstructur
 			return false, err
 		}
 		if msg := failures(rep); msg != last && msg != "" {
-			fmt.Fprintln(streams.Err, msg)
+			fmt.Fprintln(progress, msg)
 			last = msg
 		}
 		return rep.Success, nil
 	})
 	if err != nil {
-		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("Nodes not initialised after %s: %s", timeout, last)}
+		return &WaitError{fmt.Errorf("Nodes not initialised after %s: %s", timeout, last)}
 	}
 	rep, err := postInstall(ctx, cs, nil)
 	if err != nil {
 		return err
 	}
-	if err := preflight.WriteText(streams.Err, rep, false); err != nil {
+	if err := preflight.WriteText(progress, rep, false); err != nil {
 		return err
 	}
 	if !rep.Success {
-		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("post-install checks failed: %s", failures(rep))}
+		return &WaitError{fmt.Errorf("post-install checks failed: %s", failures(rep))}
 	}
 	return nil
 }
