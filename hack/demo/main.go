@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/testbed"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -240,7 +241,7 @@ func (d *demo) startEmulator(ctx context.Context) error {
 // vpcID is the VPC tagged for the cluster (else the first one).
 func (d *demo) vpcID() string {
 	for _, v := range d.fixture.VPCs {
-		if _, ok := v.Tags["kubernetes.io/cluster/"+clusterID]; ok {
+		if _, ok := v.Tags[clustertag.Key(clusterID)]; ok {
 			return v.ID
 		}
 	}

@@ -3,6 +3,8 @@ package awsapi
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 )
 
 // PolicyDocument is an IAM policy document.
@@ -26,10 +28,6 @@ type Conditions map[string]map[string]string
 // ClusterIDPlaceholder stands for the cluster ID in the least-privilege
 // policy committed to iam/; `awsccmctl install iam` fills in the real one.
 const ClusterIDPlaceholder = "CLUSTER_ID"
-
-// clusterTagKey is the cluster tag, a wire contract shared with every
-// cluster the in-tree provider or upstream CCM ever tagged.
-const clusterTagKey = "kubernetes.io/cluster/"
 
 // Policy returns the broad IAM policy: exactly the actions component
 // calls, sorted, with Resource "*".
@@ -63,7 +61,7 @@ func leastPrivilege(actions []Action, clusterID string) PolicyDocument {
 			unscoped = append(unscoped, a)
 		}
 	}
-	tag := clusterTagKey + clusterID
+	tag := clustertag.Key(clusterID)
 	doc := PolicyDocument{Version: "2012-10-17"}
 	add := func(sid string, as []Action, c Conditions) {
 		if len(as) > 0 {
@@ -71,7 +69,7 @@ func leastPrivilege(actions []Action, clusterID string) PolicyDocument {
 		}
 	}
 	add("Read", reads, nil)
-	add("CreateTaggedForTheCluster", creates, Conditions{"StringEquals": {"aws:RequestTag/" + tag: "owned"}})
+	add("CreateTaggedForTheCluster", creates, Conditions{"StringEquals": {"aws:RequestTag/" + tag: string(clustertag.Owned)}})
 	add("ChangeTheClustersResources", changes, Conditions{"Null": {"aws:ResourceTag/" + tag: "false"}})
 	add("CannotBeScopedByTag", unscoped, nil)
 	return doc

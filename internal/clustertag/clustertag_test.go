@@ -60,8 +60,8 @@ func TestClusterIDFromTags(t *testing.T) {
 		ambiguous: []string{"kubernetes.io/cluster/a", "kubernetes.io/cluster/b"},
 	}, {
 		// ccm error; install nothing; preflight conflict.
-		name: "two cluster keys and a legacy tag naming one",
-		tags: map[string]string{"kubernetes.io/cluster/a": "owned", "kubernetes.io/cluster/b": "owned", "KubernetesCluster": "a"},
+		name:      "two cluster keys and a legacy tag naming one",
+		tags:      map[string]string{"kubernetes.io/cluster/a": "owned", "kubernetes.io/cluster/b": "owned", "KubernetesCluster": "a"},
 		ambiguous: []string{"kubernetes.io/cluster/a", "kubernetes.io/cluster/b"},
 	}, {
 		// ccm nothing; install nothing; preflight nothing.

@@ -3,6 +3,8 @@ package lbnames
 import (
 	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 )
 
 // Tag keys and values on load balancers (and the security groups and target
@@ -12,16 +14,13 @@ const (
 	// ServiceNameTagKey holds the Service a load balancer was created for,
 	// as <namespace>/<name>.
 	ServiceNameTagKey = "kubernetes.io/service-name"
-	// ClusterTagKeyPrefix followed by the cluster ID marks a resource as the
-	// cluster's; the value is ResourceLifecycleOwned or ResourceLifecycleShared.
-	ClusterTagKeyPrefix = "kubernetes.io/cluster/"
-	// LegacyClusterTagKey is the pre-1.6 cluster tag (KubernetesCluster=<id>),
-	// still recognised.
-	LegacyClusterTagKey = "KubernetesCluster"
-	// ResourceLifecycleOwned: the resource lives and dies with the cluster.
-	ResourceLifecycleOwned = "owned"
-	// ResourceLifecycleShared: the resource is used by, not owned by, the cluster.
-	ResourceLifecycleShared = "shared"
+	// ClusterTagKeyPrefix, LegacyClusterTagKey and ResourceLifecycleOwned
+	// and ResourceLifecycleShared are the cluster tag, whose home is package
+	// clustertag; these names remain for the load-balancer code.
+	ClusterTagKeyPrefix     = clustertag.Prefix
+	LegacyClusterTagKey     = clustertag.LegacyKey
+	ResourceLifecycleOwned  = string(clustertag.Owned)
+	ResourceLifecycleShared = string(clustertag.Shared)
 )
 
 // Service annotation and values choosing the load balancer type. They
@@ -47,8 +46,8 @@ func LoadBalancerName(svc *corev1.Service) string {
 	return cloudprovider.DefaultLoadBalancerName(svc)
 }
 
-// ClusterTagKey is the cluster tag key for a cluster ID.
-func ClusterTagKey(clusterID string) string { return ClusterTagKeyPrefix + clusterID }
+// ClusterTagKey is the cluster tag key for a cluster ID (clustertag.Key).
+func ClusterTagKey(clusterID string) string { return clustertag.Key(clusterID) }
 
 // ServiceNameTagValue is the ServiceNameTagKey value for svc: <namespace>/<name>.
 func ServiceNameTagValue(svc *corev1.Service) string { return svc.Namespace + "/" + svc.Name }

@@ -2,7 +2,6 @@ package awscloud
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
 
@@ -67,7 +67,7 @@ func resolveEnvironment(ctx context.Context, cc *cloudconfig.Config, o awsapi.Op
 	}
 	if env.ClusterID == "" {
 		return env, nil, fmt.Errorf("the cluster ID is unknown: the CCM's instance %s has no %s<id> or %s tag\n"+
-			"fix: set KubernetesClusterID in [Global] of the cloud config, or tag the control-plane instances", self.InstanceID, ClusterTagPrefix, LegacyClusterTag)
+			"fix: set KubernetesClusterID in [Global] of the cloud config, or tag the control-plane instances", self.InstanceID, clustertag.Prefix, clustertag.LegacyKey)
 	}
 	return env, clients, nil
 }
@@ -129,7 +129,7 @@ func fillFromOwnInstance(ctx context.Context, api interface {
 		env.VPCID = aws.ToString(self.VpcId)
 	}
 	if env.ClusterID == "" {
-		id, legacy, err := clusterIDFromTags(self.Tags)
+		id, legacy, err := clustertag.ClusterIDFromEC2Tags(self.Tags)
 		if err != nil {
 			return fmt.Errorf("instance %s: %w\nfix: set KubernetesClusterID in [Global] of the cloud config", instanceID, err)
 		}
@@ -138,34 +138,7 @@ func fillFromOwnInstance(ctx context.Context, api interface {
 	return nil
 }
 
-// clusterIDFromTags finds exactly one cluster tag.
-func clusterIDFromTags(tags []types.Tag) (id string, legacy bool, err error) {
-	var ids []string
-	for _, t := range tags {
-		k := aws.ToString(t.Key)
-		if rest, ok := strings.CutPrefix(k, ClusterTagPrefix); ok && rest != "" {
-			ids = append(ids, rest)
-		}
-	}
-	switch len(ids) {
-	case 1:
-		return ids[0], false, nil
-	case 0:
-		for _, t := range tags {
-			if aws.ToString(t.Key) == LegacyClusterTag && aws.ToString(t.Value) != "" {
-				return aws.ToString(t.Value), true, nil
-			}
-		}
-		return "", false, nil
-	default:
-		return "", false, errors.New("more than one " + ClusterTagPrefix + "<id> tag: " + strings.Join(ids, ", "))
-	}
-}
-
 // clusterFilters select the cluster's instances.
 func clusterFilters(env environment) []types.Filter {
-	if env.Legacy {
-		return []types.Filter{{Name: aws.String("tag:" + LegacyClusterTag), Values: []string{env.ClusterID}}}
-	}
-	return []types.Filter{{Name: aws.String("tag-key"), Values: []string{ClusterTagPrefix + env.ClusterID}}}
+	return []types.Filter{clustertag.Filter(env.ClusterID, env.Legacy)}
 }

@@ -165,12 +165,9 @@ func (c *Config) OffEC2() bool {
 	return hasRegion && c.Global.VPC != "" && c.ClusterID() != ""
 }
 
-// clusterTagPrefix is the tag-key prefix that carries the cluster ID; AWS
-// tag keys are at most 128 characters.
-const (
-	clusterTagPrefix = "kubernetes.io/cluster/"
-	maxTagKeyLength  = 128
-)
+// maxTagKeyLength is the longest AWS tag key: it bounds the cluster ID, which
+// is part of the cluster tag key (clustertag.Key).
+const maxTagKeyLength = 128
 
 // partitionOfRegion returns the AWS partition a well-formed region name is in.
 func partitionOfRegion(region string) string {

@@ -9,6 +9,8 @@ import (
 	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
+
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 )
 
 var (
@@ -64,9 +66,9 @@ func (c *Config) Validate() error {
 		}
 		if strings.IndexFunc(key.value, unicode.IsSpace) >= 0 {
 			add("[Global] %s %q contains white space; use the cluster ID exactly as in the kubernetes.io/cluster/<id> tag", key.name, key.value)
-		} else if n := len([]rune(clusterTagPrefix + key.value)); n > maxTagKeyLength {
+		} else if n := len([]rune(clustertag.Key(key.value))); n > maxTagKeyLength {
 			add("[Global] %s is %d characters long; AWS tag keys are at most %d, so the cluster ID must be at most %d",
-				key.name, len([]rune(key.value)), maxTagKeyLength, maxTagKeyLength-len(clusterTagPrefix))
+				key.name, len([]rune(key.value)), maxTagKeyLength, maxTagKeyLength-len(clustertag.Prefix))
 		}
 	}
 
