@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
@@ -38,8 +39,6 @@ const (
 	describeBatch      = 150 // instance IDs per DescribeInstances (filter values are capped at 200)
 	groupBatch         = 200 // group IDs per DescribeSecurityGroups
 	listShown          = 10  // items a message lists before "and N more"
-	clusterTagPrefix   = "kubernetes.io/cluster/"
-	legacyClusterTag   = "KubernetesCluster"
 	roleELBTag         = "kubernetes.io/role/elb"
 	roleInternalELBTag = "kubernetes.io/role/internal-elb"
 )
@@ -232,21 +231,7 @@ func describeFailed(err error) preflight.Result {
 }
 
 // tags returns EC2 tags as a map.
-func tags(ts []types.Tag) map[string]string {
-	m := make(map[string]string, len(ts))
-	for _, t := range ts {
-		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
-	}
-	return m
-}
-
-// hasClusterTag reports whether tags mark a resource as the cluster's, as
-// the CCM decides it: the kubernetes.io/cluster/<id> key with any value, or
-// the legacy KubernetesCluster=<id>.
-func hasClusterTag(m map[string]string, id string) bool {
-	_, ok := m[clusterTagPrefix+id]
-	return ok || m[legacyClusterTag] == id
-}
+func tags(ts []types.Tag) map[string]string { return clustertag.Map(ts) }
 
 // short lists at most listShown items, then says how many more there are.
 func short(items []string) string {

@@ -182,10 +182,31 @@ var scenarios = []scenario{{
 	want:  table(pass, warn, skip, pass, skip, skip, skip, skip, warn),
 	text:  map[string][]string{IDIAMPermissions: {"tag-scoped actions cannot be checked without the cluster ID", "elasticloadbalancing:CreateLoadBalancer"}},
 }, {
+	// One instance whose two cluster tags disagree: clustertag.ClusterIDFromTags
+	// refuses it, as upstream does (this text used to be the cross-instance
+	// one below).
 	name:    "legacy cluster tag names another cluster",
 	fixture: func(f *awsemu.Fixture) { f.Instances[1].Tags["KubernetesCluster"] = "old" },
 	want:    table(pass, fail, pass, pass, skip, skip, skip, pass, warn),
-	text:    map[string][]string{IDClusterID: {"legacy tag KubernetesCluster=old on " + demoB + ", but kubernetes.io/cluster/demo on " + demoA}},
+	text: map[string][]string{IDClusterID: {demoB + ": cluster tags name different clusters: KubernetesCluster=old and kubernetes.io/cluster/demo " +
+		"(the CCM refuses to take the cluster ID from such an instance)"}},
+}, {
+	name: "instance tagged only with a legacy tag naming another cluster",
+	fixture: func(f *awsemu.Fixture) {
+		delete(f.Instances[1].Tags, "kubernetes.io/cluster/demo")
+		f.Instances[1].Tags["KubernetesCluster"] = "old"
+	},
+	want: table(pass, fail, pass, pass, skip, skip, skip, pass, warn),
+	text: map[string][]string{IDClusterID: {"legacy tag KubernetesCluster=old on " + demoB + ", but kubernetes.io/cluster/demo on " + demoA}},
+}, {
+	name: "cluster tag with a value other than owned or shared counts",
+	fixture: func(f *awsemu.Fixture) {
+		for _, in := range f.Instances {
+			in.Tags["kubernetes.io/cluster/demo"] = "1"
+		}
+	},
+	want: table(pass, pass, pass, pass, pass, pass, pass, pass, pass),
+	text: map[string][]string{IDClusterID: {"cluster ID demo (from instance tags); all 4 instances carry its tag"}},
 }, {
 	name: "instances tagged for two clusters, none configured",
 	fixture: func(f *awsemu.Fixture) {

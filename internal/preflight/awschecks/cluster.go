@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
 
@@ -38,30 +39,24 @@ func (r *runner) cluster(set *instanceSet) clusterInfo {
 			ci.conflicts = append(ci.conflicts, fmt.Sprintf("%s is %q but %s is %q", configured[0].where, configured[0].id, s.where, s.id))
 		}
 	}
+	// legacy and current map each cluster ID to the instances it was read
+	// from, by the legacy tag alone or by the current one.
 	legacy, current := map[string][]string{}, map[string][]string{}
 	if set != nil {
 		for _, in := range set.live() {
-			id, m := aws.ToString(in.InstanceId), tags(in.Tags)
-			var own []string
-			for k := range m {
-				if c, ok := strings.CutPrefix(k, clusterTagPrefix); ok && c != "" {
-					own = append(own, c)
-					current[c] = append(current[c], id)
-				}
-			}
-			if len(own) > 1 {
-				slices.Sort(own)
-				ci.conflicts = append(ci.conflicts, fmt.Sprintf("%s carries cluster tags for %s (the CCM refuses more than one)", id, strings.Join(own, " and ")))
-			}
-			if c := m[legacyClusterTag]; c != "" {
-				legacy[c] = append(legacy[c], id)
-			}
-			seen := map[string]bool{"": true}
-			for _, c := range append(slices.Clone(own), m[legacyClusterTag]) {
-				if !seen[c] {
-					seen[c] = true
-					ci.tagged[c]++
-				}
+			iid := aws.ToString(in.InstanceId)
+			// As the CCM reads the cluster ID from its own instance.
+			c, fromLegacy, err := clustertag.ClusterIDFromEC2Tags(in.Tags)
+			switch {
+			case err != nil:
+				ci.conflicts = append(ci.conflicts, fmt.Sprintf("%s: %v (the CCM refuses to take the cluster ID from such an instance)", iid, err))
+			case c == "":
+			case fromLegacy:
+				legacy[c] = append(legacy[c], iid)
+				ci.tagged[c]++
+			default:
+				current[c] = append(current[c], iid)
+				ci.tagged[c]++
 			}
 		}
 	}
@@ -69,8 +64,8 @@ func (r *runner) cluster(set *instanceSet) clusterInfo {
 		for _, l := range slices.Sorted(maps.Keys(legacy)) {
 			for _, c := range slices.Sorted(maps.Keys(current)) {
 				if l != c {
-					ci.conflicts = append(ci.conflicts, fmt.Sprintf("legacy tag %s=%s on %s, but %s%s on %s",
-						legacyClusterTag, l, short(legacy[l]), clusterTagPrefix, c, short(current[c])))
+					ci.conflicts = append(ci.conflicts, fmt.Sprintf("legacy tag %s=%s on %s, but %s on %s",
+						clustertag.LegacyKey, l, short(legacy[l]), clustertag.Key(c), short(current[c])))
 				}
 			}
 		}
@@ -78,7 +73,7 @@ func (r *runner) cluster(set *instanceSet) clusterInfo {
 	switch {
 	case len(configured) > 0:
 		ci.id, ci.source = configured[0].id, configured[0].where
-	case len(ci.tagged) == 1:
+	case len(ci.tagged) == 1 && len(ci.conflicts) == 0:
 		ci.id, ci.source = slices.Collect(maps.Keys(ci.tagged))[0], "instance tags"
 	case len(ci.tagged) > 1 && len(ci.conflicts) == 0:
 		var parts []string
@@ -107,25 +102,25 @@ func (r *runner) clusterID(ctx context.Context) preflight.Result {
 	live := set.live()
 	if ci.id == "" {
 		fix := "set KubernetesClusterID = <id> in the cloud config's [Global] section, or tag the cluster's instances: " +
-			createTagsCmd([]string{"<instance-id>"}, clusterTagPrefix+"<id>", "owned")
+			createTagsCmd([]string{"<instance-id>"}, clustertag.Key("<id>"), string(clustertag.Owned))
 		if len(live) == 0 {
-			return preflight.Warn(fix, "cluster ID not configured and no instances to read it from: the CCM will take it from its own instance's %s<id> tag", clusterTagPrefix)
+			return preflight.Warn(fix, "cluster ID not configured and no instances to read it from: the CCM will take it from its own instance's %s<id> tag", clustertag.Prefix)
 		}
-		return preflight.Fail(fix, "cluster ID unknown: not configured, and none of the %d instances carries a %s<id> or %s tag", len(live), clusterTagPrefix, legacyClusterTag)
+		return preflight.Fail(fix, "cluster ID unknown: not configured, and none of the %d instances carries a %s<id> or %s tag", len(live), clustertag.Prefix, clustertag.LegacyKey)
 	}
 	var untagged []string
 	for _, in := range live {
-		if !hasClusterTag(tags(in.Tags), ci.id) {
+		if !clustertag.Has(tags(in.Tags), ci.id) {
 			untagged = append(untagged, aws.ToString(in.InstanceId))
 		}
 	}
 	if len(untagged) > 0 {
-		fix := createTagsCmd(untagged, clusterTagPrefix+ci.id, "owned")
+		fix := createTagsCmd(untagged, clustertag.Key(ci.id), string(clustertag.Owned))
 		if len(untagged) > listShown {
 			fix += fmt.Sprintf(" (and the same for the other %d instances)", len(untagged)-listShown)
 		}
 		return preflight.Warn(fix, "cluster ID %s (from %s), but %d of %d instances lack the tag %s%s: %s; the CCM ignores them for load balancers and routes",
-			ci.id, ci.source, len(untagged), len(live), clusterTagPrefix, ci.id, short(untagged))
+			ci.id, ci.source, len(untagged), len(live), clustertag.Prefix, ci.id, short(untagged))
 	}
 	return preflight.Pass("cluster ID %s (from %s); all %d instances carry its tag", ci.id, ci.source, len(live))
 }

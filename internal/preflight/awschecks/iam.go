@@ -13,6 +13,7 @@ import (
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
 
@@ -62,11 +63,11 @@ func (r *runner) iamPermissions(ctx context.Context) preflight.Result {
 	if mutating && id != "" {
 		// Changes act on resources carrying the cluster tag; creations tag
 		// what they create (iam/ccm-policy-least-privilege.json).
-		key := "aws:ResourceTag/" + clusterTagPrefix + id
-		reqKey := "aws:RequestTag/" + clusterTagPrefix + id
+		key := "aws:ResourceTag/" + clustertag.Key(id)
+		reqKey := "aws:RequestTag/" + clustertag.Key(id)
 		in.ContextEntries = []iamtypes.ContextEntry{
-			{ContextKeyName: aws.String(key), ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{"owned"}},
-			{ContextKeyName: aws.String(reqKey), ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{"owned"}},
+			{ContextKeyName: aws.String(key), ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{string(clustertag.Owned)}},
+			{ContextKeyName: aws.String(reqKey), ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{string(clustertag.Owned)}},
 		}
 		tagNote = fmt.Sprintf(", with %s=owned and %s=owned for tag conditions", key, reqKey)
 	}
@@ -123,7 +124,7 @@ func (r *runner) iamPermissions(ctx context.Context) preflight.Result {
 			fix := fmt.Sprintf("attach %s to %s %s: aws iam put-%s-policy --%s-name %s --policy-name aws-cloud-controller-manager --policy-document file://%s",
 				CCMPolicyFile, kind, name, kind, kind, name, CCMPolicyFile)
 			if missingCtx {
-				fix += fmt.Sprintf(" (and make the policies' aws:ResourceTag conditions name %s%s)", clusterTagPrefix, orUnknown(id))
+				fix += fmt.Sprintf(" (and make the policies' aws:ResourceTag conditions name %s%s)", clustertag.Prefix, orUnknown(id))
 			}
 			fixes = append(fixes, fix)
 		}

@@ -14,6 +14,7 @@ import (
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
@@ -213,20 +214,20 @@ func (s *lbService) judge(clusterID string, inv *lbInventory) verdict {
 	ns, name := s.svc.Namespace, s.svc.Name
 	recreate := fmt.Sprintf("otherwise delete and recreate Service %s so it gets a new UID and its own load balancer", s.key)
 	if lb := s.found; lb != nil {
-		own := lbnames.ClusterTagKey(clusterID)
+		own := clustertag.Key(clusterID)
 		var foreign []string
 		for _, k := range slices.Sorted(maps.Keys(lb.tags)) {
-			if strings.HasPrefix(k, lbnames.ClusterTagKeyPrefix) && k != own {
+			if strings.HasPrefix(k, clustertag.Prefix) && k != own {
 				foreign = append(foreign, k)
 			}
 		}
-		if v := lb.tags[lbnames.LegacyClusterTagKey]; v != "" && v != clusterID {
-			foreign = append(foreign, lbnames.LegacyClusterTagKey)
+		if v := lb.tags[clustertag.LegacyKey]; v != "" && v != clusterID {
+			foreign = append(foreign, clustertag.LegacyKey)
 		}
 		sn, hasSN := lb.tags[lbnames.ServiceNameTagKey]
 		var missing []string
-		if !hasClusterTag(lb.tags, clusterID) {
-			missing = append(missing, own, lbnames.ResourceLifecycleOwned)
+		if !clustertag.Has(lb.tags, clusterID) {
+			missing = append(missing, own, string(clustertag.Owned))
 		}
 		if sn != s.key {
 			missing = append(missing, lbnames.ServiceNameTagKey, s.key)

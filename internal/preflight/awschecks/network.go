@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
 
@@ -86,7 +87,7 @@ func (r *runner) subnetsTagged(ctx context.Context) preflight.Result {
 			m := tags(sn.Tags)
 			_, elb := m[roleELBTag]
 			_, internal := m[roleInternalELBTag]
-			if v := m[clusterTagPrefix+id]; (v == "owned" || v == "shared") && (elb || internal) && chosen == "" {
+			if v := m[clustertag.Key(id)]; clustertag.Lifecycle(v).Valid() && (elb || internal) && chosen == "" {
 				chosen = aws.ToString(sn.SubnetId)
 			}
 		}
@@ -96,7 +97,7 @@ func (r *runner) subnetsTagged(ctx context.Context) preflight.Result {
 		}
 		if len(inZone) == 0 {
 			problems = append(problems, fmt.Sprintf("%s: no subnet of %s", zone, strings.Join(vpcs, ", ")))
-			fixes = append(fixes, fmt.Sprintf("create a subnet in %s and tag it %s%s=shared and %s=1", zone, clusterTagPrefix, id, roleELBTag))
+			fixes = append(fixes, fmt.Sprintf("create a subnet in %s and tag it %s%s=shared and %s=1", zone, clustertag.Prefix, id, roleELBTag))
 			continue
 		}
 		// Fix the subnet the cluster's instances use there, else the first.
@@ -108,9 +109,9 @@ func (r *runner) subnetsTagged(ctx context.Context) preflight.Result {
 		}
 		m := tags(target.Tags)
 		var lacks, kv []string
-		if v := m[clusterTagPrefix+id]; v != "owned" && v != "shared" {
-			lacks = append(lacks, fmt.Sprintf("%s%s=owned|shared", clusterTagPrefix, id))
-			kv = append(kv, clusterTagPrefix+id, "shared")
+		if v := m[clustertag.Key(id)]; !clustertag.Lifecycle(v).Valid() {
+			lacks = append(lacks, fmt.Sprintf("%s%s=owned|shared", clustertag.Prefix, id))
+			kv = append(kv, clustertag.Key(id), string(clustertag.Shared))
 		}
 		_, elb := m[roleELBTag]
 		if _, internal := m[roleInternalELBTag]; !elb && !internal {
@@ -179,7 +180,7 @@ func (r *runner) securityGroups(ctx context.Context) preflight.Result {
 				return preflight.Fail("grant the caller ec2:DescribeSecurityGroups (attach iam/preflight-policy.json)", "describe %d security groups: %v", len(batch), err)
 			}
 			for _, sg := range out.SecurityGroups {
-				tagged[aws.ToString(sg.GroupId)] = hasClusterTag(tags(sg.Tags), id)
+				tagged[aws.ToString(sg.GroupId)] = clustertag.Has(tags(sg.Tags), id)
 			}
 		}
 	}
@@ -196,19 +197,19 @@ func (r *runner) securityGroups(ctx context.Context) preflight.Result {
 		case len(mine) > 1:
 			problems = append(problems, fmt.Sprintf("%s has %d cluster-tagged groups (%s)", iid, len(mine), strings.Join(mine, ", ")))
 			fixes = append(fixes, fmt.Sprintf("aws ec2 delete-tags --resources %s --tags Key=%s%s (keep the tag on the one node group)",
-				strings.Join(mine[1:], " "), clusterTagPrefix, id))
+				strings.Join(mine[1:], " "), clustertag.Prefix, id))
 		case len(mine) == 0 && len(groups[iid]) == 0:
 			problems = append(problems, iid+" has no security group")
 			fixes = append(fixes, "attach the cluster's node security group to "+iid)
 		case len(mine) == 0:
 			problems = append(problems, fmt.Sprintf("%s has no cluster-tagged group among %s", iid, strings.Join(groups[iid], ", ")))
-			fixes = append(fixes, createTagsCmd(groups[iid][:1], clusterTagPrefix+id, "owned")+" (tag the node group)")
+			fixes = append(fixes, createTagsCmd(groups[iid][:1], clustertag.Key(id), string(clustertag.Owned))+" (tag the node group)")
 		}
 	}
 	if len(problems) > 0 {
 		return preflight.Fail(strings.Join(slices.Compact(fixes), "; "),
 			"%d of %d instances do not have exactly one security group tagged %s%s: %s; the CCM cannot choose which group to open for load balancers",
-			len(problems), len(live), clusterTagPrefix, id, short(problems))
+			len(problems), len(live), clustertag.Prefix, id, short(problems))
 	}
 	return preflight.Pass("each of %d instances has exactly one cluster-tagged security group (%s)",
 		len(live), strings.Join(slices.Sorted(maps.Keys(onlyTrue(tagged))), ", "))

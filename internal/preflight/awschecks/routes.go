@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
 
@@ -53,26 +54,26 @@ func (r *runner) routeTables(ctx context.Context) preflight.Result {
 	}
 	// One listing of the tagged tables, region-wide as the route controller
 	// looks; the legacy tag is matched on its value here.
-	tagged, err := r.describeRouteTables(ctx, types.Filter{Name: aws.String("tag-key"), Values: []string{clusterTagPrefix + id, legacyClusterTag}})
+	tagged, err := r.describeRouteTables(ctx, types.Filter{Name: aws.String("tag-key"), Values: []string{clustertag.Key(id), clustertag.LegacyKey}})
 	if err != nil {
 		return describeRouteTablesFailed(err)
 	}
-	tagged = slices.DeleteFunc(tagged, func(rt types.RouteTable) bool { return !hasClusterTag(tags(rt.Tags), id) })
+	tagged = slices.DeleteFunc(tagged, func(rt types.RouteTable) bool { return !clustertag.Has(tags(rt.Tags), id) })
 	names := make([]string, len(tagged))
 	for i, rt := range tagged {
 		names[i] = fmt.Sprintf("%s (%s)", aws.ToString(rt.RouteTableId), aws.ToString(rt.VpcId))
 	}
 	switch len(tagged) {
 	case 1:
-		return preflight.Pass("route table %s carries the cluster tag %s%s", names[0], clusterTagPrefix, id)
+		return preflight.Pass("route table %s carries the cluster tag %s%s", names[0], clustertag.Prefix, id)
 	case 0:
 		return fail(r.tagRouteTableFix(ctx, set, id),
 			"no route table in the region carries the cluster tag %s%s (or %s=%s): the route controller would fail with \"unable to find route table for AWS cluster\"%s",
-			clusterTagPrefix, id, legacyClusterTag, id, unknownNote)
+			clustertag.Prefix, id, clustertag.LegacyKey, id, unknownNote)
 	default:
-		return fail(fmt.Sprintf("set RouteTableID in [Global] of the cloud config to the table the cluster's node routes belong in, or remove the cluster tag from the others (aws ec2 delete-tags --resources <rtb-id> --tags Key=%s%s)", clusterTagPrefix, id),
+		return fail(fmt.Sprintf("set RouteTableID in [Global] of the cloud config to the table the cluster's node routes belong in, or remove the cluster tag from the others (aws ec2 delete-tags --resources <rtb-id> --tags Key=%s%s)", clustertag.Prefix, id),
 			"%d route tables carry the cluster tag %s%s: %s; the route controller refuses to choose between them%s",
-			len(tagged), clusterTagPrefix, id, short(names), unknownNote)
+			len(tagged), clustertag.Prefix, id, short(names), unknownNote)
 	}
 }
 
@@ -97,7 +98,7 @@ func (r *runner) configuredRouteTable(ctx context.Context, rtb string, fail func
 // tagRouteTableFix names the tables to tag: those the cluster's subnets use
 // (their explicit associations, else their VPC's main table).
 func (r *runner) tagRouteTableFix(ctx context.Context, set *instanceSet, id string) string {
-	generic := fmt.Sprintf("tag the route table of the cluster's subnets: aws ec2 create-tags --resources <rtb-id> --tags Key=%s%s,Value=owned (or set RouteTableID in the cloud config)", clusterTagPrefix, id)
+	generic := fmt.Sprintf("tag the route table of the cluster's subnets: aws ec2 create-tags --resources <rtb-id> --tags Key=%s%s,Value=owned (or set RouteTableID in the cloud config)", clustertag.Prefix, id)
 	var subnets, vpcs []string
 	for _, in := range set.live() {
 		if s := aws.ToString(in.SubnetId); s != "" && !slices.Contains(subnets, s) {
@@ -135,10 +136,10 @@ func (r *runner) tagRouteTableFix(ctx context.Context, set *instanceSet, id stri
 	case 0:
 		return generic
 	case 1:
-		return createTagsCmd(use, clusterTagPrefix+id, "owned")
+		return createTagsCmd(use, clustertag.Key(id), string(clustertag.Owned))
 	default:
 		return fmt.Sprintf("the cluster's subnets use %d route tables (%s) but the route controller manages one: use one route table for the nodes' subnets, tag it (aws ec2 create-tags --resources <rtb-id> --tags Key=%s%s,Value=owned) or set RouteTableID",
-			len(use), strings.Join(use, ", "), clusterTagPrefix, id)
+			len(use), strings.Join(use, ", "), clustertag.Prefix, id)
 	}
 }
 
