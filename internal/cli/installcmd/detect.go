@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
@@ -47,8 +48,9 @@ type Detector struct {
 
 // Detect checks the API server's version against the CCM's and fills
 // v.CloudConfig's Region (from the Nodes' region label) and
-// KubernetesClusterID (from the cluster tag of the Nodes' instances) when
-// they are empty.
+// KubernetesClusterID (from the cluster tag of the Nodes' instances, read as
+// the CCM reads its own instance's; KubernetesClusterTag if they carry only
+// the legacy tag) when they are empty.
 func (d Detector) Detect(ctx context.Context, v *install.Values) error {
 	sv, err := d.Kube.Discovery().ServerVersion()
 	if err != nil {
@@ -148,27 +150,49 @@ func (d Detector) detectClusterID(ctx context.Context, nodes []corev1.Node, g *c
 		unknown(fmt.Sprintf("DescribeInstances failed (%v)", err))
 		return
 	}
-	found := map[string]int{}
+	// Each instance's cluster ID as the CCM reads its own instance's; found
+	// counts the instances per ID, legacyOnly those identified by the legacy
+	// tag alone.
+	found, legacyOnly := map[string]int{}, map[string]int{}
+	var ambiguous []string
 	for _, r := range out.Reservations {
 		for _, in := range r.Instances {
-			for _, t := range in.Tags {
-				k, v := aws.ToString(t.Key), aws.ToString(t.Value)
-				if id, ok := strings.CutPrefix(k, "kubernetes.io/cluster/"); ok && (v == "owned" || v == "shared") {
-					found[id]++
+			id, legacy, err := clustertag.ClusterIDFromEC2Tags(in.Tags)
+			switch {
+			case err != nil:
+				ambiguous = append(ambiguous, fmt.Sprintf("%s: %v", aws.ToString(in.InstanceId), err))
+			case id != "":
+				found[id]++
+				if legacy {
+					legacyOnly[id]++
 				}
 			}
 		}
 	}
-	switch len(found) {
-	case 0:
-		unknown(fmt.Sprintf("none of %d instances carries a kubernetes.io/cluster/<id> tag", len(ids)))
-	case 1:
+	switch {
+	case len(ambiguous) > 0:
+		unknown(fmt.Sprintf("%d of %d instances are tagged for several clusters (%s)", len(ambiguous), len(ids), strings.Join(ambiguous, "; ")))
+	case len(found) == 0:
+		unknown(fmt.Sprintf("none of %d instances carries a %s<id> or %s tag", len(ids), clustertag.Prefix, clustertag.LegacyKey))
+	case len(found) == 1:
 		for id, n := range found {
+			if legacyOnly[id] == n {
+				// As the CCM does for its own instance tagged so: it then
+				// filters by, and writes, the legacy tag.
+				g.KubernetesClusterTag = id
+				fmt.Fprintf(d.Log, "cluster ID %s: from the legacy %s=%s tag of %d of %d Nodes' instances (set as KubernetesClusterTag; KubernetesClusterID in the cloud config overrides)\n",
+					id, clustertag.LegacyKey, id, n, len(ids))
+				continue
+			}
 			g.KubernetesClusterID = id
-			fmt.Fprintf(d.Log, "cluster ID %s: from the kubernetes.io/cluster/%s tag of %d of %d Nodes' instances (KubernetesClusterID in the cloud config overrides)\n", id, id, n, len(ids))
+			fmt.Fprintf(d.Log, "cluster ID %s: from the %s tag of %d of %d Nodes' instances (KubernetesClusterID in the cloud config overrides)\n", id, clustertag.Key(id), n, len(ids))
+			if l := legacyOnly[id]; l > 0 {
+				fmt.Fprintf(d.Log, "cluster ID %s: WARNING: %d of these instances carry only the legacy %s tag; the CCM finds instances by %s — tag them with it too\n",
+					id, l, clustertag.LegacyKey, clustertag.Key(id))
+			}
 		}
 	default:
-		unknown(fmt.Sprintf("the instances carry several cluster tags (%s)", strings.Join(sortedKeys(found), ", ")))
+		unknown(fmt.Sprintf("the instances are tagged for several clusters (%s)", strings.Join(sortedKeys(found), ", ")))
 	}
 }
 
