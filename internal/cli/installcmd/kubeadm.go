@@ -102,7 +102,7 @@ func (o *KubeadmOptions) Complete(ctx context.Context, changed func(string) bool
 		case opts.APIVersion != "":
 			// The API version is known; kubeadm defaults kubernetesVersion.
 		case errors.Is(err, kubeadmconfig.ErrNoKubeadm):
-			return opts, exitcode.UsageError(fmt.Errorf("--%s is required: %v to ask", flagKubernetesVersion, err))
+			return opts, exitcode.UsageError(fmt.Errorf("--%s is required: %w to ask", flagKubernetesVersion, err))
 		default:
 			return opts, exitcode.UsageError(fmt.Errorf("--%s is required: asking kubeadm failed: %w", flagKubernetesVersion, err))
 		}
