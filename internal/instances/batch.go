@@ -25,7 +25,9 @@ type batch struct {
 	err  error
 }
 
-func (g *group) do(ctx context.Context, key string) error {
+// do adds keys to the open batch (opening one if none is) and waits for
+// its run.
+func (g *group) do(ctx context.Context, keys ...string) error {
 	g.mu.Lock()
 	b := g.pending
 	if b == nil {
@@ -33,7 +35,9 @@ func (g *group) do(ctx context.Context, key string) error {
 		g.pending = b
 		go g.flush(b)
 	}
-	b.keys[key] = struct{}{}
+	for _, k := range keys {
+		b.keys[k] = struct{}{}
+	}
 	g.mu.Unlock()
 
 	select {

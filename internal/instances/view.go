@@ -13,11 +13,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 )
 
-// EC2API is the part of the EC2 client the view calls.
-type EC2API interface {
-	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, optFns ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+// EC2 lists the EC2 operations the view calls (the access style of
+// internal/awsapi/calls.go).
+type EC2 struct {
+	DescribeInstances awsapi.DescribeInstancesFunc
+}
+
+// NewEC2 takes the calls from a client.
+func NewEC2(c *ec2.Client) EC2 {
+	return EC2{DescribeInstances: c.DescribeInstances}
 }
 
 // Defaults for Options.
@@ -86,7 +94,7 @@ type entry struct {
 
 // View is the shared instance view. It is safe for concurrent use.
 type View struct {
-	api  EC2API
+	api  EC2
 	opts Options
 
 	snapshotMu sync.Mutex // serialises snapshot refreshes
@@ -101,7 +109,7 @@ type View struct {
 }
 
 // New returns a view over api.
-func New(api EC2API, opts Options) *View {
+func New(api EC2, opts Options) *View {
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = DefaultMaxAge
 	}
@@ -148,6 +156,64 @@ func (v *View) ByID(ctx context.Context, id string) (Observation, error) {
 		return obs, nil
 	}
 	return Observation{}, fmt.Errorf("describe instance %s: lookup finished without an answer", id)
+}
+
+// ByIDs returns the instances of ids that EC2 reports, by ID; an ID that
+// was absent from the last successful lookup is not in the map. Fresh
+// entries answer from memory; all the others are looked up together, in the
+// same batch as concurrent ByID calls and in MaxFilterValues chunks. An
+// error means EC2 could not answer for some of ids: nothing is returned
+// then, and nothing is taken as absent.
+func (v *View) ByIDs(ctx context.Context, ids []string) (map[string]*Instance, error) {
+	out := make(map[string]*Instance, len(ids))
+	take := func(id string, obs Observation) {
+		if obs.Instance != nil {
+			out[id] = obs.Instance
+		}
+	}
+	seen := make(map[string]bool, len(ids))
+	var stale []string
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if obs, ok := v.freshByID(id); ok {
+			v.opts.Metrics.lookup("id", true)
+			take(id, obs)
+			continue
+		}
+		v.opts.Metrics.lookup("id", false)
+		stale = append(stale, id)
+	}
+	if len(stale) == 0 {
+		return out, nil
+	}
+	if err := v.refreshSnapshotIfStale(ctx); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, id := range stale {
+		if obs, ok := v.freshByID(id); ok {
+			take(id, obs)
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	if err := v.ids.do(ctx, missing...); err != nil {
+		return nil, fmt.Errorf("describe %d instances: %w", len(missing), err)
+	}
+	for _, id := range missing {
+		obs, ok := v.freshByID(id)
+		if !ok {
+			return nil, fmt.Errorf("describe instance %s: lookup finished without an answer", id)
+		}
+		take(id, obs)
+	}
+	return out, nil
 }
 
 // ByName returns the live instance whose private DNS name is name, or
@@ -224,7 +290,7 @@ func (v *View) refreshSnapshotIfStale(ctx context.Context) error {
 	start := v.opts.Clock.Now()
 	var found []*Instance
 	in := &ec2.DescribeInstancesInput{Filters: v.opts.ClusterFilters, MaxResults: aws.Int32(pageSize)}
-	for p := ec2.NewDescribeInstancesPaginator(v.api, in); p.HasMorePages(); {
+	for p := ec2.NewDescribeInstancesPaginator(v.api.DescribeInstances, in); p.HasMorePages(); {
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return fmt.Errorf("list cluster instances: %w", err)
@@ -353,7 +419,7 @@ func (v *View) staleNameLocked(name string) bool {
 func (v *View) describe(ctx context.Context, filters []types.Filter) ([]*Instance, error) {
 	var found []*Instance
 	in := &ec2.DescribeInstancesInput{Filters: filters, MaxResults: aws.Int32(pageSize)}
-	for p := ec2.NewDescribeInstancesPaginator(v.api, in); p.HasMorePages(); {
+	for p := ec2.NewDescribeInstancesPaginator(v.api.DescribeInstances, in); p.HasMorePages(); {
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return nil, err

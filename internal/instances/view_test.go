@@ -53,6 +53,8 @@ func (f *fakeEC2) DescribeInstances(_ context.Context, in *ec2.DescribeInstances
 	return out, nil
 }
 
+func (f *fakeEC2) client() EC2 { return EC2{DescribeInstances: f.DescribeInstances} }
+
 func matches(inst types.Instance, filters []types.Filter) bool {
 	for _, f := range filters {
 		var got []string
@@ -106,7 +108,7 @@ func TestSequentialLookupsOfTaggedInstancesShareOneSnapshot(t *testing.T) {
 		api.add(id(n), name(n), "running", true)
 	}
 	reg := metrics.NewKubeRegistry()
-	v := New(api, Options{ClusterFilters: clusterFilters, Metrics: NewMetrics(reg)})
+	v := New(api.client(), Options{ClusterFilters: clusterFilters, Metrics: NewMetrics(reg)})
 	ctx := context.Background()
 	for n := range 2500 {
 		obs, err := v.ByID(ctx, id(n))
@@ -139,7 +141,9 @@ func TestUntaggedInstancesAreLookedUpByIDInBatches(t *testing.T) {
 	for n := range 300 {
 		api.add(id(n), name(n), "running", false)
 	}
-	v := New(api, Options{ClusterFilters: clusterFilters, BatchWindow: 50 * time.Millisecond})
+	// The window is wide: under -race on a busy machine, starting 300
+	// goroutines can take longer than the 20 ms default.
+	v := New(api.client(), Options{ClusterFilters: clusterFilters, BatchWindow: 500 * time.Millisecond})
 	var wg sync.WaitGroup
 	for n := range 300 {
 		wg.Go(func() {
@@ -162,7 +166,7 @@ func TestCandidatesMakeASequentialPassCostOneCall(t *testing.T) {
 		api.add(id(n), name(n), "running", false)
 		ids = append(ids, id(n))
 	}
-	v := New(api, Options{BatchWindow: time.Millisecond, Candidates: func() Candidates { return Candidates{IDs: ids} }})
+	v := New(api.client(), Options{BatchWindow: time.Millisecond, Candidates: func() Candidates { return Candidates{IDs: ids} }})
 	for _, i := range ids {
 		if _, err := v.ByID(context.Background(), i); err != nil {
 			t.Fatal(err)
@@ -177,7 +181,7 @@ func TestAbsenceIsRecordedOnlyFromSuccessfulLookups(t *testing.T) {
 	api := &fakeEC2{}
 	api.add(id(1), name(1), "running", true)
 	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
-	v := New(api, Options{ClusterFilters: clusterFilters, MaxAge: 10 * time.Second, BatchWindow: time.Millisecond, Clock: clk})
+	v := New(api.client(), Options{ClusterFilters: clusterFilters, MaxAge: 10 * time.Second, BatchWindow: time.Millisecond, Clock: clk})
 	ctx := context.Background()
 
 	api.err = errors.New("RequestLimitExceeded")
@@ -211,7 +215,7 @@ func TestByNameSkipsTerminatedAndRemembersMisses(t *testing.T) {
 	api := &fakeEC2{}
 	api.add(id(1), name(1), "terminated", false)
 	api.add(id(2), name(1), "running", false) // the name was reused
-	v := New(api, Options{VPCID: "vpc-1", BatchWindow: time.Millisecond})
+	v := New(api.client(), Options{VPCID: "vpc-1", BatchWindow: time.Millisecond})
 	ctx := context.Background()
 	inst, err := v.ByName(ctx, name(1))
 	if err != nil || inst.ID != id(2) {
@@ -232,7 +236,7 @@ func TestConcurrentAccessIsRaceFree(t *testing.T) {
 		api.add(id(n), name(n), "running", n%2 == 0)
 	}
 	clk := clocktesting.NewFakePassiveClock(time.Unix(0, 0))
-	v := New(api, Options{ClusterFilters: clusterFilters, MaxAge: time.Second, BatchWindow: time.Millisecond, Clock: clk})
+	v := New(api.client(), Options{ClusterFilters: clusterFilters, MaxAge: time.Second, BatchWindow: time.Millisecond, Clock: clk})
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {
@@ -246,4 +250,122 @@ func TestConcurrentAccessIsRaceFree(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestByIDsAnswersFreshFromMemoryAndLooksUpTheRestTogether(t *testing.T) {
+	api := &fakeEC2{}
+	for n := range 400 {
+		api.add(id(n), name(n), "running", n < 100) // 100 tagged, 300 not
+	}
+	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
+	reg := metrics.NewKubeRegistry()
+	v := New(api.client(), Options{ClusterFilters: clusterFilters, MaxAge: 10 * time.Second, BatchWindow: time.Millisecond, Clock: clk, Metrics: NewMetrics(reg)})
+	ctx := context.Background()
+
+	// Tagged instances come from the snapshot; the 300 others and two
+	// unknown IDs go in one batch of three 150-value chunks; a duplicate
+	// is asked once.
+	var ids []string
+	for n := range 400 {
+		ids = append(ids, id(n))
+	}
+	ids = append(ids, id(1000), id(1001), id(5))
+	got, err := v.ByIDs(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 400 || got[id(1000)] != nil || got[id(399)].ID != id(399) {
+		t.Fatalf("ByIDs returned %d instances (unknown one: %v)", len(got), got[id(1000)])
+	}
+	if _, ok := got[id(1001)]; ok {
+		t.Fatal("an absent ID is in the map")
+	}
+	if calls := api.calls.Load(); calls != 4 {
+		t.Fatalf("DescribeInstances calls = %d, want 4 (snapshot + 3 chunks)", calls)
+	}
+	if obs, _ := v.ByID(ctx, id(1000)); obs.Instance != nil || obs.AbsentChecks != 1 {
+		t.Fatalf("absence was not recorded: %+v", obs)
+	}
+
+	// Everything is fresh now: no call.
+	if got, err = v.ByIDs(ctx, ids[:10]); err != nil || len(got) != 10 || api.calls.Load() != 4 {
+		t.Fatalf("fresh ByIDs = %d instances, %v, calls %d", len(got), err, api.calls.Load())
+	}
+	want := `
+# HELP aws_ccm_instance_lookups_total [ALPHA] Instance lookups by key kind (id, name) and whether the shared view answered from memory (hit) or had to ask EC2 (miss).
+# TYPE aws_ccm_instance_lookups_total counter
+aws_ccm_instance_lookups_total{kind="id",result="hit"} 11
+aws_ccm_instance_lookups_total{kind="id",result="miss"} 402
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "aws_ccm_instance_lookups_total"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Only the stale entry is asked again, alone with its chunk.
+	clk.SetTime(clk.Now().Add(5 * time.Second))
+	if _, err := v.ByID(ctx, id(1000)); err != nil { // still fresh
+		t.Fatal(err)
+	}
+	clk.SetTime(clk.Now().Add(6 * time.Second))
+	before := api.calls.Load()
+	if got, err = v.ByIDs(ctx, []string{id(150), id(1000)}); err != nil || got[id(150)] == nil {
+		t.Fatalf("ByIDs after MaxAge = %v, %v", got, err)
+	}
+	// The snapshot is stale too: one snapshot call, then one chunk for
+	// the two untagged IDs.
+	if d := api.calls.Load() - before; d != 2 {
+		t.Fatalf("DescribeInstances calls after MaxAge = %d, want 2", d)
+	}
+}
+
+func TestByIDsErrorIsNeverAbsence(t *testing.T) {
+	api := &fakeEC2{}
+	api.add(id(1), name(1), "running", false)
+	v := New(api.client(), Options{BatchWindow: time.Millisecond})
+	ctx := context.Background()
+	api.err = errors.New("RequestLimitExceeded")
+	got, err := v.ByIDs(ctx, []string{id(1), id(2)})
+	if err == nil || got != nil {
+		t.Fatalf("ByIDs while EC2 fails = %v, %v; want nil and an error", got, err)
+	}
+	if !strings.Contains(err.Error(), "RequestLimitExceeded") {
+		t.Fatalf("error %q does not carry EC2's", err)
+	}
+	api.err = nil
+	obs, err := v.ByID(ctx, id(2))
+	if err != nil || obs.AbsentChecks != 1 {
+		t.Fatalf("the failed lookup counted as absence: %+v, %v", obs, err)
+	}
+	if got, err := v.ByIDs(ctx, nil); err != nil || len(got) != 0 {
+		t.Fatalf("ByIDs(nil) = %v, %v", got, err)
+	}
+}
+
+func TestByIDsJoinsTheBatchOfConcurrentByIDCalls(t *testing.T) {
+	api := &fakeEC2{}
+	for n := range 20 {
+		api.add(id(n), name(n), "running", false)
+	}
+	v := New(api.client(), Options{BatchWindow: 500 * time.Millisecond})
+	var wg sync.WaitGroup
+	for n := range 10 {
+		wg.Go(func() {
+			if obs, err := v.ByID(context.Background(), id(n)); err != nil || obs.Instance == nil {
+				t.Errorf("ByID(%s) = %+v, %v", id(n), obs, err)
+			}
+		})
+	}
+	wg.Go(func() {
+		var ids []string
+		for n := 10; n < 20; n++ {
+			ids = append(ids, id(n))
+		}
+		if got, err := v.ByIDs(context.Background(), ids); err != nil || len(got) != 10 {
+			t.Errorf("ByIDs = %d instances, %v", len(got), err)
+		}
+	})
+	wg.Wait()
+	if got := api.calls.Load(); got != 1 {
+		t.Fatalf("DescribeInstances calls = %d, want 1", got)
+	}
 }

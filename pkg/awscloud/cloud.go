@@ -125,8 +125,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		clk = clock.RealClock{}
 	}
 	cloud := &Cloud{cfg: cc, env: env, flags: *flags, clock: clk, events: &record.FakeRecorder{}}
-	api := newEC2Calls(clients.EC2)
-	cloud.view = instances.New(api, instances.Options{
+	cloud.view = instances.New(instances.NewEC2(clients.EC2), instances.Options{
 		ClusterFilters: clusterFilters(env),
 		VPCID:          env.VPCID,
 		MaxAge:         flags.InstanceCacheMaxAge,
@@ -134,7 +133,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		Clock:          clk,
 		Metrics:        c.ViewMetrics,
 	})
-	cloud.zones = newZoneIDs(api, clk)
+	cloud.zones = newZoneIDs(newEC2Calls(clients.EC2), clk)
 	cloud.lb = cloud.newLoadBalancers(clients)
 	klog.InfoS("AWS cloud provider ready", "region", env.Region, "vpc", env.VPCID, "clusterID", env.ClusterID,
 		"legacyClusterTag", env.Legacy, "instanceCacheMaxAge", flags.InstanceCacheMaxAge, "absenceGracePeriod", flags.AbsenceGracePeriod)

@@ -107,9 +107,7 @@ func askIMDS(ctx context.Context, o awsapi.Options) (*imdsIdentity, error) {
 }
 
 // fillFromOwnInstance reads VPC and cluster ID from the CCM's own instance.
-func fillFromOwnInstance(ctx context.Context, api interface {
-	DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
-}, instanceID string, env *environment) error {
+func fillFromOwnInstance(ctx context.Context, api ec2Calls, instanceID string, env *environment) error {
 	out, err := api.DescribeInstances(ctx, &ec2.DescribeInstancesInput{
 		Filters: []types.Filter{{Name: aws.String("instance-id"), Values: []string{instanceID}}},
 	})

@@ -15,11 +15,6 @@ import (
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 )
 
-// zonesAPI is the part of EC2 the zone-ID cache calls.
-type zonesAPI interface {
-	DescribeAvailabilityZones(ctx context.Context, in *ec2.DescribeAvailabilityZonesInput, optFns ...func(*ec2.Options)) (*ec2.DescribeAvailabilityZonesOutput, error)
-}
-
 // zoneRefreshInterval rate-limits re-reading the zone list when a zone name
 // is unknown (a new Local Zone opted in, or a bad name).
 const zoneRefreshInterval = time.Minute
@@ -27,7 +22,7 @@ const zoneRefreshInterval = time.Minute
 // zoneIDs maps zone names to zone IDs. Zones do not change, so one call per
 // process serves every node; an unknown name re-reads at most once a minute.
 type zoneIDs struct {
-	api   zonesAPI
+	api   ec2Calls
 	clock clock.PassiveClock
 
 	mu       sync.Mutex
@@ -35,7 +30,7 @@ type zoneIDs struct {
 	loadedAt time.Time
 }
 
-func newZoneIDs(api zonesAPI, clk clock.PassiveClock) *zoneIDs {
+func newZoneIDs(api ec2Calls, clk clock.PassiveClock) *zoneIDs {
 	return &zoneIDs{api: api, clock: clk, ids: map[string]string{}}
 }
 
