@@ -53,7 +53,7 @@ func TestFillFromOwnInstance(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env := environment{Region: "us-east-1"}
-			err := fillFromOwnInstance(context.Background(), tc.tags, "i-self", &env)
+			err := fillFromOwnInstance(context.Background(), ec2Calls{DescribeInstances: tc.tags.DescribeInstances}, "i-self", &env)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
