@@ -16,6 +16,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/install/deploy"
+	"github.com/awsccmctl/awsccmctl/internal/install/detect"
 )
 
 // ClusterOptions are the flags of the commands that talk to the cluster.
@@ -105,7 +106,7 @@ uninitialized taint), and ends with the post-install checks of preflight.`,
 				return err
 			}
 			if !o.NoDetect {
-				if err := newDetector(clients, v, streams.Err).Detect(cmd.Context(), &v); err != nil {
+				if err := detect.New(clients.Kube, v.CloudConfig, streams.Err).Detect(cmd.Context(), &v); err != nil {
 					return clusterError(err)
 				}
 			}

@@ -9,7 +9,7 @@
 // makes one library call per command and prints the result with its exit
 // code: decoding, defaulting, validation, rendering and writing files live
 // in internal/install, applying, waiting and uninstalling in
-// internal/install/deploy, the IAM documents in internal/install/iampolicy,
-// and the kubeadm and kops configurations in internal/install/kubeadmconfig
-// and kopsconfig.
+// internal/install/deploy, detection in internal/install/detect, the IAM
+// documents in internal/install/iampolicy, and the kubeadm and kops
+// configurations in internal/install/kubeadmconfig and kopsconfig.
 package installcmd

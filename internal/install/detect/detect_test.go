@@ -1,4 +1,4 @@
-package installcmd
+package detect
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
@@ -40,13 +39,7 @@ func detector(t *testing.T, gitVersion string, objs ...runtime.Object) (Detector
 	cs := fake.NewClientset(objs...)
 	cs.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: gitVersion}
 	var log bytes.Buffer
-	return Detector{Kube: cs, Log: &log, EC2: func(ctx context.Context, region string) (EC2Describer, error) {
-		c, err := awsapi.NewClients(ctx, awsapi.Options{Region: region})
-		if err != nil {
-			return nil, err
-		}
-		return c.EC2, nil
-	}}, &log, e.Server
+	return New(cs, nil, &log), &log, e.Server
 }
 
 func TestDetect(t *testing.T) {

@@ -1,4 +1,4 @@
-package installcmd
+package detect
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
@@ -31,19 +32,37 @@ const libraryMinor = 37
 // cluster tag: one DescribeInstances call.
 const detectSample = 20
 
-// EC2Describer is the EC2 call detection makes.
-type EC2Describer interface {
-	DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+// EC2 lists the EC2 call detection makes; NewEC2 fills it from a client
+// (internal/awsapi's calls.go says why a struct of method values and not an
+// interface).
+type EC2 struct {
+	DescribeInstances awsapi.DescribeInstancesFunc
 }
+
+// NewEC2 takes the calls from a client.
+func NewEC2(c *ec2.Client) EC2 { return EC2{DescribeInstances: c.DescribeInstances} }
 
 // Detector fills what the user left unset from the cluster and AWS, one
 // log line per value, never overriding a value that was given.
 type Detector struct {
 	Kube kubernetes.Interface
-	// EC2 builds the EC2 client for a region; nil skips the cluster-ID
+	// EC2 returns the EC2 calls for a region; nil skips the cluster-ID
 	// lookup (the CCM then reads its own instance's tags).
-	EC2 func(ctx context.Context, region string) (EC2Describer, error)
+	EC2 func(ctx context.Context, region string) (EC2, error)
 	Log io.Writer
+}
+
+// New returns a Detector with the real clients: kube, and EC2 through the
+// same client factory as the CCM (credentials chain, cc's endpoint
+// overrides).
+func New(kube kubernetes.Interface, cc *cloudconfig.Config, log io.Writer) Detector {
+	return Detector{Kube: kube, Log: log, EC2: func(ctx context.Context, region string) (EC2, error) {
+		c, err := awsapi.NewClients(ctx, awsapi.Options{Region: region, CloudConfig: cc})
+		if err != nil {
+			return EC2{}, err
+		}
+		return NewEC2(c.EC2), nil
+	}}
 }
 
 // Detect checks the API server's version against the CCM's and fills
@@ -139,13 +158,13 @@ func (d Detector) detectClusterID(ctx context.Context, nodes []corev1.Node, g *c
 		unknown("no Node has an AWS providerID to look up")
 		return
 	}
-	client, err := d.EC2(ctx, g.Region)
+	api, err := d.EC2(ctx, g.Region)
 	if err != nil {
 		unknown(fmt.Sprintf("no AWS client (%v)", err))
 		return
 	}
-	out, err := client.DescribeInstances(ctx, &ec2.DescribeInstancesInput{
-		Filters: []types.Filter{{Name: aws.String("instance-id"), Values: ids}}})
+	out, err := api.DescribeInstances(ctx, &ec2.DescribeInstancesInput{
+		Filters: []ec2types.Filter{{Name: aws.String("instance-id"), Values: ids}}})
 	if err != nil {
 		unknown(fmt.Sprintf("DescribeInstances failed (%v)", err))
 		return

@@ -1,4 +1,4 @@
-package installcmd
+package detect
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
@@ -21,15 +21,15 @@ func instanceID(i int) string { return fmt.Sprintf("i-%017x", i+1) }
 type taggedInstances []map[string]string
 
 func (ti taggedInstances) DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
-	var r types.Reservation
+	var r ec2types.Reservation
 	for i, m := range ti {
-		in := types.Instance{InstanceId: aws.String(instanceID(i))}
+		in := ec2types.Instance{InstanceId: aws.String(instanceID(i))}
 		for k, v := range m {
-			in.Tags = append(in.Tags, types.Tag{Key: aws.String(k), Value: aws.String(v)})
+			in.Tags = append(in.Tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
 		}
 		r.Instances = append(r.Instances, in)
 	}
-	return &ec2.DescribeInstancesOutput{Reservations: []types.Reservation{r}}, nil
+	return &ec2.DescribeInstancesOutput{Reservations: []ec2types.Reservation{r}}, nil
 }
 
 // TestDetectClusterIDFromTags checks detection reads each instance's cluster
@@ -65,7 +65,9 @@ func TestDetectClusterIDFromTags(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var log bytes.Buffer
-			d := Detector{Log: &log, EC2: func(context.Context, string) (EC2Describer, error) { return tc.instances, nil }}
+			d := Detector{Log: &log, EC2: func(context.Context, string) (EC2, error) {
+				return EC2{DescribeInstances: tc.instances.DescribeInstances}, nil
+			}}
 			var nodes []corev1.Node
 			for i := range tc.instances {
 				nodes = append(nodes, *node(fmt.Sprint("n", i), "us-east-1", "aws:///us-east-1a/"+instanceID(i)))
