@@ -1,6 +1,7 @@
 package lb
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -9,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/awsccmctl/awsccmctl/internal/instances"
 )
 
 // Shared fixtures of the unit tests.
@@ -25,6 +28,13 @@ func newTestReconciler(c Config) (*Reconciler, *record.FakeRecorder) {
 	c.Env = Env{Region: "us-east-1", VPCID: testVPC, ClusterID: testCluster}
 	c.Events = func() record.EventRecorder { return rec }
 	return New(c), rec
+}
+
+// instanceFunc is an InstanceSource made of a function.
+type instanceFunc func(ctx context.Context, ids []string) (map[string]*instances.Instance, error)
+
+func (f instanceFunc) ByIDs(ctx context.Context, ids []string) (map[string]*instances.Instance, error) {
+	return f(ctx, ids)
 }
 
 // testService is a LoadBalancer Service with one TCP port.

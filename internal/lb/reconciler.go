@@ -71,9 +71,12 @@ type SharedProbe struct {
 // change rarely; a new subnet is picked up within this time.
 const DefaultNetworkMaxAge = 5 * time.Minute
 
-// InstanceLookup resolves instance IDs; absent IDs are left out of the map.
-// An error means EC2 could not answer, never that instances are gone.
-type InstanceLookup func(ctx context.Context, ids []string) (map[string]*instances.Instance, error)
+// InstanceSource resolves instance IDs, all in one go; *instances.View is
+// one. Absent IDs are left out of the map. An error means EC2 could not
+// answer, never that instances are gone.
+type InstanceSource interface {
+	ByIDs(ctx context.Context, ids []string) (map[string]*instances.Instance, error)
+}
 
 // Config is what New needs.
 type Config struct {
@@ -82,7 +85,7 @@ type Config struct {
 	ELBv2     ELBv2
 	Env       Env
 	Options   Options
-	Instances InstanceLookup
+	Instances InstanceSource
 	// Events returns the recorder for Service events (it may be set up
 	// after New).
 	Events func() record.EventRecorder

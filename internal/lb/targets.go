@@ -56,7 +56,7 @@ func (r *Reconciler) targets(ctx context.Context, svc *v1.Service, cfg *lbconfig
 		// providerID and the service controller syncs again.
 		klog.V(2).InfoS("Nodes without an AWS providerID are not load-balancer targets yet", "service", klog.KObj(svc), "nodes", noProviderID)
 	}
-	found, err := r.Instances(ctx, ids)
+	found, err := r.Instances.ByIDs(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("look up the instances of %d nodes: %w", len(ids), err)
 	}

@@ -98,7 +98,7 @@ func TestTargets(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var asked []string
-			r, rec := newTestReconciler(Config{Instances: func(_ context.Context, ids []string) (map[string]*instances.Instance, error) {
+			r, rec := newTestReconciler(Config{Instances: instanceFunc(func(_ context.Context, ids []string) (map[string]*instances.Instance, error) {
 				asked = slices.Clone(ids)
 				out := map[string]*instances.Instance{}
 				for _, id := range ids {
@@ -107,7 +107,7 @@ func TestTargets(t *testing.T) {
 					}
 				}
 				return out, nil
-			}})
+			})})
 			got, err := r.targets(context.Background(), testService(nil), &lbconfig.Config{TargetNodeLabels: tc.sel}, tc.nodes)
 			if err != nil {
 				t.Fatal(err)
@@ -131,10 +131,10 @@ func TestTargets(t *testing.T) {
 
 func TestTargetsLookupErrorFails(t *testing.T) {
 	boom := apiErr("RequestLimitExceeded")
-	r, rec := newTestReconciler(Config{Instances: func(context.Context, []string) (map[string]*instances.Instance, error) {
+	r, rec := newTestReconciler(Config{Instances: instanceFunc(func(context.Context, []string) (map[string]*instances.Instance, error) {
 		// A partial answer with the error must not be used either.
 		return map[string]*instances.Instance{"i-00000001": {ID: "i-00000001", State: "running"}}, boom
-	}})
+	})})
 	nodes := []*v1.Node{testNode("n1", "aws:///us-east-1a/i-00000001", nil), testNode("n2", "aws:///us-east-1a/i-00000002", nil)}
 	got, err := r.targets(context.Background(), testService(nil), &lbconfig.Config{}, nodes)
 	if err == nil {

@@ -2,14 +2,12 @@ package awscloud
 
 import (
 	"context"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
-	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/internal/lb"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
@@ -41,41 +39,10 @@ func (c *Cloud) newLoadBalancers(clients *awsapi.Clients) *lb.Reconciler {
 		EC2: lb.NewEC2(clients.EC2), ELB: lb.NewELB(clients.ELB), ELBv2: lb.NewELBv2(clients.ELBv2),
 		Env:       lb.Env{Region: c.env.Region, VPCID: c.env.VPCID, ClusterID: c.env.ClusterID, Legacy: c.env.Legacy},
 		Options:   opts,
-		Instances: c.lookupInstances,
+		Instances: c.view,
 		Events:    func() record.EventRecorder { return c.events },
 		Clock:     c.clock,
 	})
-}
-
-// lookupInstances asks the shared view for every ID at once; the view
-// merges the lookups into batched DescribeInstances calls.
-func (c *Cloud) lookupInstances(ctx context.Context, ids []string) (map[string]*instances.Instance, error) {
-	out := make(map[string]*instances.Instance, len(ids))
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for _, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			obs, err := c.view.ByID(ctx, id)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				if firstErr == nil {
-					firstErr = err
-				}
-			case obs.Instance != nil:
-				out[id] = obs.Instance
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	return out, nil
 }
 
 // loadBalancers adapts the reconciler to cloudprovider.LoadBalancer.
