@@ -185,7 +185,7 @@ func (r *Reconciler) syncClassicTags(ctx context.Context, svc *v1.Service, cfg *
 		}
 	}
 	if err := r.ownership(have, svc); err != nil {
-		r.Events().Eventf(svc, v1.EventTypeWarning, ReasonForeignResource, "Classic load balancer %s: %v", cfg.Name, err)
+		r.Events.Eventf(svc, v1.EventTypeWarning, ReasonForeignResource, "Classic load balancer %s: %v", cfg.Name, err)
 		return fmt.Errorf("Classic load balancer %s is not this Service's: %w", cfg.Name, err)
 	}
 	want := r.ownedTags(svc, nil)

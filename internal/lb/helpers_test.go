@@ -26,7 +26,7 @@ const (
 func newTestReconciler(c Config) (*Reconciler, *record.FakeRecorder) {
 	rec := record.NewFakeRecorder(10)
 	c.Env = Env{Region: "us-east-1", VPCID: testVPC, ClusterID: testCluster}
-	c.Events = func() record.EventRecorder { return rec }
+	c.Events = rec
 	return New(c), rec
 }
 

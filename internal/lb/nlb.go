@@ -203,7 +203,7 @@ func (r *Reconciler) syncNLBTags(ctx context.Context, svc *v1.Service, cfg *lbco
 		return err
 	}
 	if err := r.ownership(have[aws.ToString(lb.LoadBalancerArn)], svc); err != nil {
-		r.Events().Eventf(svc, v1.EventTypeWarning, ReasonForeignResource, "load balancer %s: %v", cfg.Name, err)
+		r.Events.Eventf(svc, v1.EventTypeWarning, ReasonForeignResource, "load balancer %s: %v", cfg.Name, err)
 		return fmt.Errorf("load balancer %s is not this Service's: %w", cfg.Name, err)
 	}
 	want := r.ownedTags(svc, nil)

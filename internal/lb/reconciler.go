@@ -86,9 +86,8 @@ type Config struct {
 	Env       Env
 	Options   Options
 	Instances InstanceSource
-	// Events returns the recorder for Service events (it may be set up
-	// after New).
-	Events func() record.EventRecorder
+	// Events records Warning events on Services; required.
+	Events record.EventRecorder
 	Clock  clock.PassiveClock
 }
 
@@ -113,9 +112,6 @@ func New(c Config) *Reconciler {
 	if c.Options.NetworkMaxAge <= 0 {
 		c.Options.NetworkMaxAge = DefaultNetworkMaxAge
 	}
-	if c.Events == nil {
-		c.Events = func() record.EventRecorder { return &record.FakeRecorder{} }
-	}
 	r := &Reconciler{Config: c, nodeGroups: map[string]string{}}
 	r.network = &networkCache{r: r}
 	return r
@@ -127,7 +123,7 @@ func (r *Reconciler) desired(svc *v1.Service, kind lbnames.LoadBalancerKind) (*l
 	cfg, problems := lbconfig.Parse(svc, kind)
 	var blocking []string
 	for _, p := range problems {
-		r.Events().Eventf(svc, v1.EventTypeWarning, ReasonInvalidConfiguration, "%s; what it governs is left unchanged", p)
+		r.Events.Eventf(svc, v1.EventTypeWarning, ReasonInvalidConfiguration, "%s; what it governs is left unchanged", p)
 		if p.Blocking() {
 			blocking = append(blocking, p.String())
 		}
@@ -322,7 +318,7 @@ func (r *Reconciler) keepScheme(svc *v1.Service, cfg *lbconfig.Config, actual st
 	if actual == "" || lbconfig.Scheme(actual) == cfg.Scheme {
 		return
 	}
-	r.Events().Eventf(svc, v1.EventTypeWarning, ReasonInvalidConfiguration,
+	r.Events.Eventf(svc, v1.EventTypeWarning, ReasonInvalidConfiguration,
 		"%s: the load balancer %s is %s and AWS cannot change a scheme after creation; recreate the Service to get an %s one",
 		lbconfig.KeyInternal, cfg.Name, actual, cfg.Scheme)
 	cfg.Scheme = lbconfig.Scheme(actual)

@@ -179,7 +179,7 @@ func (r *Reconciler) nodeGroupsFor(svc *v1.Service, targets []target, known map[
 		}
 	}
 	if len(ambiguous) > 0 {
-		r.Events().Eventf(svc, v1.EventTypeWarning, ReasonTargetSkipped,
+		r.Events.Eventf(svc, v1.EventTypeWarning, ReasonTargetSkipped,
 			"cannot tell which security group of these nodes to open for the load balancer, as none carries %s: %s; tag one group per node",
 			lbnames.ClusterTagKey(r.Env.ClusterID), strings.Join(ambiguous, "; "))
 	}

@@ -71,7 +71,7 @@ func (r *Reconciler) targets(ctx context.Context, svc *v1.Service, cfg *lbconfig
 		out = append(out, target{InstanceID: id, Node: byID[id], Groups: inst.SecurityGroups, Running: inst.State == "running"})
 	}
 	if len(missing) > 0 {
-		r.Events().Eventf(svc, v1.EventTypeWarning, ReasonTargetSkipped, "nodes whose instances EC2 does not report (or reports terminated) are not targets: %s", strings.Join(missing, ", "))
+		r.Events.Eventf(svc, v1.EventTypeWarning, ReasonTargetSkipped, "nodes whose instances EC2 does not report (or reports terminated) are not targets: %s", strings.Join(missing, ", "))
 	}
 	slices.SortFunc(out, func(a, b target) int { return strings.Compare(a.InstanceID, b.InstanceID) })
 	return out, nil

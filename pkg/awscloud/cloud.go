@@ -83,15 +83,17 @@ type Config struct {
 
 // Cloud is the AWS cloudprovider.Interface.
 type Cloud struct {
-	cfg    *cloudconfig.Config
-	env    environment
-	flags  Flags
-	clock  clock.PassiveClock
-	view   *instances.View
-	zones  *zoneIDs
-	events record.EventRecorder
-	nodes  corelisters.NodeLister
-	lb     *lb.Reconciler
+	cfg   *cloudconfig.Config
+	env   environment
+	flags Flags
+	clock clock.PassiveClock
+	view  *instances.View
+	zones *zoneIDs
+	// broadcaster carries events; Initialize connects it to the API server.
+	broadcaster record.EventBroadcaster
+	events      record.EventRecorder
+	nodes       corelisters.NodeLister
+	lb          *lb.Reconciler
 }
 
 var _ cloudprovider.Interface = (*Cloud)(nil)
@@ -124,7 +126,13 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	cloud := &Cloud{cfg: cc, env: env, flags: *flags, clock: clk, events: &record.FakeRecorder{}}
+	cloud := &Cloud{cfg: cc, env: env, flags: *flags, clock: clk}
+	// The recorder exists from the start so every part can hold it; its
+	// events reach the API server once Initialize connects the broadcaster,
+	// and no controller runs before that.
+	cloud.broadcaster = record.NewBroadcaster(record.WithContext(context.Background()))
+	host, _ := os.Hostname()
+	cloud.events = cloud.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "aws-cloud-controller-manager", Host: host})
 	cloud.view = instances.New(instances.NewEC2(clients.EC2), instances.Options{
 		ClusterFilters: clusterFilters(env),
 		VPCID:          env.VPCID,
@@ -140,19 +148,17 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 	return cloud, nil
 }
 
-// Initialize starts the event recorder for Warning events on Nodes.
+// Initialize sends the provider's Warning events (on Nodes and Services)
+// to the API server, until stop.
 func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	go func() { <-stop; c.broadcaster.Shutdown() }()
 	client, err := clientBuilder.Client("aws-cloud-provider")
 	if err != nil {
-		klog.ErrorS(err, "Cannot build a Kubernetes client for the AWS provider; Warning events on Nodes are off")
+		klog.ErrorS(err, "Cannot build a Kubernetes client for the AWS provider; Warning events on Nodes and Services are off")
 		return
 	}
-	broadcaster := record.NewBroadcaster(record.WithContext(context.Background()))
-	broadcaster.StartStructuredLogging(3)
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	host, _ := os.Hostname()
-	c.events = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "aws-cloud-controller-manager", Host: host})
-	go func() { <-stop; broadcaster.Shutdown() }()
+	c.broadcaster.StartStructuredLogging(3)
+	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 }
 
 // SetInformers takes the Node lister from the controllers' shared informer

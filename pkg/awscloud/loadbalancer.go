@@ -4,7 +4,6 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
@@ -40,7 +39,7 @@ func (c *Cloud) newLoadBalancers(clients *awsapi.Clients) *lb.Reconciler {
 		Env:       lb.Env{Region: c.env.Region, VPCID: c.env.VPCID, ClusterID: c.env.ClusterID, Legacy: c.env.Legacy},
 		Options:   opts,
 		Instances: c.view,
-		Events:    func() record.EventRecorder { return c.events },
+		Events:    c.events,
 		Clock:     c.clock,
 	})
 }
