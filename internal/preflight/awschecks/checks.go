@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	corev1 "k8s.io/api/core/v1"
 
@@ -47,34 +46,12 @@ const (
 // path in the repository and the release archive.
 const CCMPolicyFile = "iam/ccm-policy.json"
 
-// EC2API lists the EC2 calls of these checks.
-type EC2API interface {
-	DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
-	DescribeSubnets(context.Context, *ec2.DescribeSubnetsInput, ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
-	DescribeSecurityGroups(context.Context, *ec2.DescribeSecurityGroupsInput, ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
-	DescribeRouteTables(context.Context, *ec2.DescribeRouteTablesInput, ...func(*ec2.Options)) (*ec2.DescribeRouteTablesOutput, error)
-}
-
-// STSAPI lists the STS calls of these checks.
-type STSAPI interface {
-	GetCallerIdentity(context.Context, *sts.GetCallerIdentityInput, ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error)
-}
-
-// IAMAPI lists the IAM calls of these checks; awsapi.NewIAM builds one.
-type IAMAPI interface {
-	GetInstanceProfile(context.Context, *iam.GetInstanceProfileInput, ...func(*iam.Options)) (*iam.GetInstanceProfileOutput, error)
-	GetRole(context.Context, *iam.GetRoleInput, ...func(*iam.Options)) (*iam.GetRoleOutput, error)
-	SimulatePrincipalPolicy(context.Context, *iam.SimulatePrincipalPolicyInput, ...func(*iam.Options)) (*iam.SimulatePrincipalPolicyOutput, error)
-}
-
 // Input is what the AWS checks look at.
 type Input struct {
-	// Clients supplies EC2 and STS (awsapi.NewClients). Nil: aws-identity
-	// fails and every other check is skipped.
-	Clients *awsapi.Clients
-	// IAM is the IAM client (awsapi.NewIAM). It is separate from Clients
-	// because only preflight calls IAM. Nil: aws-iam-permissions is skipped.
-	IAM IAMAPI
+	// AWS are the calls the checks make (NewAPI). Without STS aws-identity
+	// fails and every other check is skipped; without IAM
+	// aws-iam-permissions is skipped.
+	AWS API
 	// CloudConfig is the CCM's cloud config; nil means none.
 	CloudConfig *cloudconfig.Config
 	// ClusterID is the cluster ID preflight was given; empty: the cloud
@@ -107,13 +84,7 @@ var ccmActions = func() []awsapi.Action { return awsapi.Actions(awsapi.Component
 // and every other check requires it; the subnet and security-group checks
 // also require aws-cluster-id, since they look for the cluster's tag.
 func Checks(in Input) []preflight.Check {
-	r := &runner{in: in, iam: in.IAM}
-	if in.Clients != nil {
-		r.ec2, r.sts = in.Clients.EC2, in.Clients.STS
-	}
-	if c, ok := in.IAM.(*iam.Client); ok && c == nil {
-		r.iam = nil // a typed nil would panic on first use
-	}
+	r := &runner{in: in, ec2: in.AWS.EC2, sts: in.AWS.STS, iam: in.AWS.IAM}
 	c := func(id, title string, sev preflight.Severity, req []string, run func(context.Context) preflight.Result) preflight.Check {
 		return preflight.Check{ID: id, Category: Category, Title: title, Severity: sev, Requires: req, Run: run}
 	}
@@ -137,9 +108,9 @@ func Checks(in Input) []preflight.Check {
 // shares one batched lookup.
 type runner struct {
 	in  Input
-	ec2 EC2API
-	sts STSAPI
-	iam IAMAPI
+	ec2 EC2
+	sts STS
+	iam IAM
 
 	mu        sync.Mutex
 	caller    *sts.GetCallerIdentityOutput
@@ -203,7 +174,7 @@ func (r *runner) instances(ctx context.Context) (*instanceSet, error) {
 		}
 	}
 	for batch := range slices.Chunk(set.ids, describeBatch) {
-		p := ec2.NewDescribeInstancesPaginator(r.ec2, &ec2.DescribeInstancesInput{
+		p := ec2.NewDescribeInstancesPaginator(r.ec2.DescribeInstances, &ec2.DescribeInstancesInput{
 			Filters:    []types.Filter{{Name: aws.String("instance-id"), Values: batch}},
 			MaxResults: aws.Int32(1000),
 		})

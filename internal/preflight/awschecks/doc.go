@@ -10,11 +10,12 @@
 //
 // Checks builds the list; every check is present in every run so reports
 // have the same shape, and a check that has nothing to look at is skipped
-// with the reason. AWS is reached through the small interfaces declared
-// here (EC2API, STSAPI, IAMAPI, ELBAPI, ELBv2API) and every call is batched: one
-// DescribeInstances per 150 instance IDs for all checks together, one
-// DescribeSubnets, one DescribeSecurityGroups per 200 groups, one
-// paginated SimulatePrincipalPolicy per principal, one paginated
+// with the reason. AWS is reached through structs of the calls made here
+// (API: EC2, STS, IAM, ELB, ELBv2), filled from the SDK clients' method
+// values by NewAPI, and every call is batched: one DescribeInstances per
+// 150 instance IDs for all checks together, one DescribeSubnets, one
+// DescribeSecurityGroups per 200 groups, one paginated
+// SimulatePrincipalPolicy per principal, one paginated
 // DescribeLoadBalancers per load-balancing API (400 a page) and one
 // DescribeTags per 20 load balancers named like a Service's. Every action is
 // registered in internal/awsapi for the preflight component, so

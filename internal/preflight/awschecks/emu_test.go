@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
@@ -53,7 +55,7 @@ func table(s ...preflight.Status) map[string]preflight.Status {
 type env struct {
 	srv     *awsemu.Server
 	clients *awsapi.Clients
-	iam     IAMAPI
+	iam     *iam.Client
 }
 
 // start loads the demo fixture, lets fix change it, serves it and builds
@@ -86,7 +88,7 @@ func start(t *testing.T, fix func(*awsemu.Fixture), creds bool) env {
 // baseInput is the demo cluster's live nodes, the CCM on demoA with
 // hostNetwork.
 func (e env) baseInput() Input {
-	return Input{Clients: e.clients, IAM: e.iam, InstanceIDs: []string{demoA, demoB, demoC, demoStopped},
+	return Input{AWS: NewAPI(e.clients, e.iam), InstanceIDs: []string{demoA, demoB, demoC, demoStopped},
 		ControlPlaneInstanceIDs: []string{demoA}, HostNetwork: true, Mode: preflight.ModePreInstall}
 }
 
@@ -123,4 +125,39 @@ func denyPolicy(action string) string {
 // ccmPolicy is the demo's managed policy with other statements.
 func ccmPolicy(f *awsemu.Fixture, statements string) {
 	f.IAM.Policies[0].Document = awsemu.PolicyDocument(`{"Version":"2012-10-17","Statement":[` + statements + `]}`)
+}
+
+// TestNewAPI: NewAPI takes every call from the clients it is given and
+// leaves those of a missing client nil, so the checks skip what they cannot
+// ask; an IAM client alone does not make the identity check pass.
+func TestNewAPI(t *testing.T) {
+	if a := NewAPI(nil, nil); a.EC2.DescribeInstances != nil || a.STS.GetCallerIdentity != nil || a.IAM.SimulatePrincipalPolicy != nil ||
+		a.ELB.DescribeLoadBalancers != nil || a.ELBv2.DescribeLoadBalancers != nil {
+		t.Errorf("NewAPI(nil, nil) has calls")
+	}
+	e := start(t, nil, true)
+	a := NewAPI(e.clients, e.iam)
+	for name, missing := range map[string]bool{
+		"EC2.DescribeInstances": a.EC2.DescribeInstances == nil, "EC2.DescribeSubnets": a.EC2.DescribeSubnets == nil,
+		"EC2.DescribeSecurityGroups": a.EC2.DescribeSecurityGroups == nil, "EC2.DescribeRouteTables": a.EC2.DescribeRouteTables == nil,
+		"STS.GetCallerIdentity": a.STS.GetCallerIdentity == nil, "IAM.GetInstanceProfile": a.IAM.GetInstanceProfile == nil,
+		"IAM.GetRole": a.IAM.GetRole == nil, "IAM.SimulatePrincipalPolicy": a.IAM.SimulatePrincipalPolicy == nil,
+		"ELB.DescribeLoadBalancers": a.ELB.DescribeLoadBalancers == nil, "ELB.DescribeTags": a.ELB.DescribeTags == nil,
+		"ELBv2.DescribeLoadBalancers": a.ELBv2.DescribeLoadBalancers == nil, "ELBv2.DescribeTags": a.ELBv2.DescribeTags == nil,
+	} {
+		if missing {
+			t.Errorf("%s is nil", name)
+		}
+	}
+	in := e.baseInput()
+	in.AWS = NewAPI(nil, e.iam)
+	f := run(t, in)
+	if f[IDIdentity].Status != fail || f[IDIAMPermissions].Status != skip {
+		t.Errorf("IAM client only: identity %s, IAM permissions %s", f[IDIdentity].Status, f[IDIAMPermissions].Status)
+	}
+	in.AWS = NewAPI(e.clients, nil)
+	f = run(t, in)
+	if f[IDIdentity].Status != pass || f[IDIAMPermissions].Status != skip || f[IDIAMPermissions].Message != "no IAM client" {
+		t.Errorf("no IAM client: identity %s, IAM permissions %s: %s", f[IDIdentity].Status, f[IDIAMPermissions].Status, f[IDIAMPermissions].Message)
+	}
 }

@@ -40,7 +40,7 @@ func (p principal) kind() (kind, name string) {
 // iamPermissions simulates the CCM's actions for the principal it will run
 // as, with the cluster's resource tag in the context of mutating actions.
 func (r *runner) iamPermissions(ctx context.Context) preflight.Result {
-	if r.iam == nil {
+	if r.iam.SimulatePrincipalPolicy == nil {
 		return preflight.Skip("no IAM client")
 	}
 	ps, res := r.principals(ctx)
@@ -75,7 +75,7 @@ func (r *runner) iamPermissions(ctx context.Context) preflight.Result {
 	for _, p := range ps {
 		in.PolicySourceArn = aws.String(p.arn)
 		var results []iamtypes.EvaluationResult
-		pager := iam.NewSimulatePrincipalPolicyPaginator(r.iam, in)
+		pager := iam.NewSimulatePrincipalPolicyPaginator(r.iam.SimulatePrincipalPolicy, in)
 		for pager.HasMorePages() {
 			out, err := pager.NextPage(ctx)
 			if err != nil {

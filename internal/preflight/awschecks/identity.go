@@ -33,7 +33,7 @@ const (
 
 // identity reports the caller's account and ARN, or why there is none.
 func (r *runner) identity(ctx context.Context) preflight.Result {
-	if r.sts == nil {
+	if r.sts.GetCallerIdentity == nil {
 		return preflight.Fail(fixNoClients, "no AWS clients: the AWS region is not known")
 	}
 	out, err := r.callerIdentity(ctx)

@@ -19,18 +19,6 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
 
-// ELBAPI lists the Classic Elastic Load Balancing calls of these checks.
-type ELBAPI interface {
-	DescribeLoadBalancers(context.Context, *elb.DescribeLoadBalancersInput, ...func(*elb.Options)) (*elb.DescribeLoadBalancersOutput, error)
-	DescribeTags(context.Context, *elb.DescribeTagsInput, ...func(*elb.Options)) (*elb.DescribeTagsOutput, error)
-}
-
-// ELBv2API lists the ELBv2 calls of these checks.
-type ELBv2API interface {
-	DescribeLoadBalancers(context.Context, *elbv2.DescribeLoadBalancersInput, ...func(*elbv2.Options)) (*elbv2.DescribeLoadBalancersOutput, error)
-	DescribeTags(context.Context, *elbv2.DescribeTagsInput, ...func(*elbv2.Options)) (*elbv2.DescribeTagsOutput, error)
-}
-
 const (
 	lbPageSize = 400 // load balancers per DescribeLoadBalancers page, the API maximum
 	lbTagBatch = 20  // load balancers per DescribeTags, the API maximum
@@ -87,13 +75,13 @@ type lbInventory struct {
 // listLoadBalancers lists the region's load balancers: one paginated
 // DescribeLoadBalancers per API, 400 a page. Looking names up instead would
 // cost a call per missing name, since an unknown name fails the whole call.
-func listLoadBalancers(ctx context.Context, c ELBAPI, v ELBv2API) (*lbInventory, error) {
+func listLoadBalancers(ctx context.Context, c ELB, v ELBv2) (*lbInventory, error) {
 	inv := &lbInventory{classic: map[string]*existingLB{}, v2: map[string]*existingLB{}, byDNS: map[string]*existingLB{}}
 	add := func(m map[string]*existingLB, lb *existingLB) {
 		m[lb.name] = lb
 		inv.byDNS[strings.ToLower(lb.dnsName)] = lb
 	}
-	p := elb.NewDescribeLoadBalancersPaginator(c, &elb.DescribeLoadBalancersInput{PageSize: aws.Int32(lbPageSize)})
+	p := elb.NewDescribeLoadBalancersPaginator(c.DescribeLoadBalancers, &elb.DescribeLoadBalancersInput{PageSize: aws.Int32(lbPageSize)})
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
@@ -103,7 +91,7 @@ func listLoadBalancers(ctx context.Context, c ELBAPI, v ELBv2API) (*lbInventory,
 			add(inv.classic, &existingLB{name: aws.ToString(d.LoadBalancerName), dnsName: aws.ToString(d.DNSName), typ: lbClassic})
 		}
 	}
-	p2 := elbv2.NewDescribeLoadBalancersPaginator(v, &elbv2.DescribeLoadBalancersInput{PageSize: aws.Int32(lbPageSize)})
+	p2 := elbv2.NewDescribeLoadBalancersPaginator(v.DescribeLoadBalancers, &elbv2.DescribeLoadBalancersInput{PageSize: aws.Int32(lbPageSize)})
 	for p2.HasMorePages() {
 		out, err := p2.NextPage(ctx)
 		if err != nil {
@@ -118,7 +106,7 @@ func listLoadBalancers(ctx context.Context, c ELBAPI, v ELBv2API) (*lbInventory,
 }
 
 // fetchTags reads the tags of the given load balancers, 20 per call.
-func fetchTags(ctx context.Context, c ELBAPI, v ELBv2API, lbs []*existingLB) error {
+func fetchTags(ctx context.Context, c ELB, v ELBv2, lbs []*existingLB) error {
 	var classic, arns []string
 	byName, byArn := map[string]*existingLB{}, map[string]*existingLB{}
 	for _, lb := range lbs {
@@ -298,13 +286,11 @@ func notOursReason(svc *corev1.Service) string {
 	return lbnames.TypeAnnotation + ": " + svc.Annotations[lbnames.TypeAnnotation]
 }
 
-// lbClients returns the load-balancing clients, nil when there are none.
-func (r *runner) lbClients() (ELBAPI, ELBv2API) {
-	c := r.in.Clients
-	if c == nil || c.ELB == nil || c.ELBv2 == nil {
-		return nil, nil
-	}
-	return c.ELB, c.ELBv2
+// lbClients returns the load-balancing calls; ok is false when there are
+// none.
+func (r *runner) lbClients() (c ELB, v ELBv2, ok bool) {
+	c, v = r.in.AWS.ELB, r.in.AWS.ELBv2
+	return c, v, c.DescribeLoadBalancers != nil && v.DescribeLoadBalancers != nil
 }
 
 // loadBalancers checks what the CCM will do with the load balancers of the
@@ -343,8 +329,8 @@ func (r *runner) loadBalancers(ctx context.Context) preflight.Result {
 	if clusterID == "" {
 		return preflight.Skip("the cluster ID is not known")
 	}
-	c, v := r.lbClients()
-	if c == nil {
+	c, v, ok := r.lbClients()
+	if !ok {
 		return preflight.Skip("no load-balancing clients")
 	}
 	const grant = "grant the caller elasticloadbalancing:DescribeLoadBalancers and elasticloadbalancing:DescribeTags (attach iam/preflight-policy.json), then run preflight again"

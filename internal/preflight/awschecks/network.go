@@ -66,7 +66,7 @@ func (r *runner) subnetsTagged(ctx context.Context) preflight.Result {
 	}
 	slices.Sort(zones)
 	var subnets []types.Subnet
-	p := ec2.NewDescribeSubnetsPaginator(r.ec2, &ec2.DescribeSubnetsInput{
+	p := ec2.NewDescribeSubnetsPaginator(r.ec2.DescribeSubnets, &ec2.DescribeSubnetsInput{
 		Filters: []types.Filter{{Name: aws.String("vpc-id"), Values: vpcs}}, MaxResults: aws.Int32(1000)})
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
@@ -172,7 +172,7 @@ func (r *runner) securityGroups(ctx context.Context) preflight.Result {
 	}
 	tagged := map[string]bool{}
 	for batch := range slices.Chunk(all, groupBatch) {
-		p := ec2.NewDescribeSecurityGroupsPaginator(r.ec2, &ec2.DescribeSecurityGroupsInput{
+		p := ec2.NewDescribeSecurityGroupsPaginator(r.ec2.DescribeSecurityGroups, &ec2.DescribeSecurityGroupsInput{
 			Filters: []types.Filter{{Name: aws.String("group-id"), Values: batch}}, MaxResults: aws.Int32(1000)})
 		for p.HasMorePages() {
 			out, err := p.NextPage(ctx)

@@ -44,7 +44,7 @@ func (r *runner) nodeNames(ctx context.Context) preflight.Result {
 			if cc := r.in.CloudConfig; cc != nil && cc.Global.VPC != "" {
 				in.Filters = append(in.Filters, types.Filter{Name: aws.String("vpc-id"), Values: []string{cc.Global.VPC}})
 			}
-			p := ec2.NewDescribeInstancesPaginator(r.ec2, in)
+			p := ec2.NewDescribeInstancesPaginator(r.ec2.DescribeInstances, in)
 			for p.HasMorePages() {
 				out, err := p.NextPage(ctx)
 				if err != nil {

@@ -146,7 +146,7 @@ func (r *runner) tagRouteTableFix(ctx context.Context, set *instanceSet, id stri
 // describeRouteTables lists the route tables matching filter, every page.
 func (r *runner) describeRouteTables(ctx context.Context, filter types.Filter) ([]types.RouteTable, error) {
 	var out []types.RouteTable
-	p := ec2.NewDescribeRouteTablesPaginator(r.ec2, &ec2.DescribeRouteTablesInput{Filters: []types.Filter{filter}, MaxResults: aws.Int32(100)})
+	p := ec2.NewDescribeRouteTablesPaginator(r.ec2.DescribeRouteTables, &ec2.DescribeRouteTablesInput{Filters: []types.Filter{filter}, MaxResults: aws.Int32(100)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {

@@ -76,7 +76,7 @@ func newAWSInput(ctx context.Context, o Options, cc *cloudconfig.Config, region 
 	if err != nil {
 		return awschecks.Input{}, &UnreachableError{err}
 	}
-	return awschecks.Input{Clients: clients, IAM: iamClient, CloudConfig: cc, ClusterID: cc.ClusterID(), HostNetwork: o.HostNetwork, Mode: o.Mode}, nil
+	return awschecks.Input{AWS: awschecks.NewAPI(clients, iamClient), CloudConfig: cc, ClusterID: cc.ClusterID(), HostNetwork: o.HostNetwork, Mode: o.Mode}, nil
 }
 
 // kubeletInstanceID is the instance ID in the kubelet's --provider-id or
