@@ -22,7 +22,6 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/internal/lb"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
-	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 )
 
 // Flags are the provider's own command-line settings (the "aws" flag set).
@@ -93,6 +92,7 @@ type Cloud struct {
 	broadcaster record.EventBroadcaster
 	events      record.EventRecorder
 	nodes       corelisters.NodeLister
+	refs        *nodeRefs
 	lb          *lb.Reconciler
 }
 
@@ -126,7 +126,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	cloud := &Cloud{cfg: cc, env: env, flags: *flags, clock: clk}
+	cloud := &Cloud{cfg: cc, env: env, flags: *flags, clock: clk, refs: newNodeRefs()}
 	// The recorder exists from the start so every part can hold it; its
 	// events reach the API server once Initialize connects the broadcaster,
 	// and no controller runs before that.
@@ -173,28 +173,14 @@ var _ cloudprovider.InformerUser = (*Cloud)(nil)
 
 // candidates lists what the cluster's Nodes will ask the view about.
 func (c *Cloud) candidates() instances.Candidates {
-	var out instances.Candidates
 	if c.nodes == nil {
-		return out
+		return instances.Candidates{}
 	}
 	nodes, err := c.nodes.List(labels.Everything())
 	if err != nil {
-		return out
+		return instances.Candidates{}
 	}
-	for _, n := range nodes {
-		if n.Spec.ProviderID != "" {
-			if id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
-				out.IDs = append(out.IDs, id.InstanceID)
-			}
-			continue
-		}
-		if id, ok := providerid.InstanceIDFromNodeName(n.Name); ok {
-			out.IDs = append(out.IDs, id)
-			continue
-		}
-		out.Names = append(out.Names, n.Name)
-	}
-	return out
+	return c.refs.candidates(nodes)
 }
 
 // ProviderName returns "aws".

@@ -25,17 +25,14 @@ func (e *unresolvableError) Error() string { return e.msg }
 // instanceID finds the instance ID of node: spec.providerID first, then a
 // resource-based name (i-...), then the private DNS name.
 func (i *instancesV2) instanceID(ctx context.Context, node *v1.Node) (string, error) {
-	if node.Spec.ProviderID != "" {
-		id, err := providerid.Parse(node.Spec.ProviderID)
-		if err != nil {
-			i.c.events.Eventf(node, v1.EventTypeWarning, ReasonInvalidProviderID,
-				"spec.providerID is not an AWS providerID: %v. Fix the kubelet's --provider-id (aws:///<zone>/<instance-id>) and re-register the Node.", err)
-			return "", &unresolvableError{msg: fmt.Sprintf("node %s: %v", node.Name, err)}
-		}
-		return id.InstanceID, nil
+	ref := i.c.refs.of(node)
+	if ref.err != nil {
+		i.c.events.Eventf(node, v1.EventTypeWarning, ReasonInvalidProviderID,
+			"spec.providerID is not an AWS providerID: %v. Fix the kubelet's --provider-id (aws:///<zone>/<instance-id>) and re-register the Node.", ref.err)
+		return "", &unresolvableError{msg: fmt.Sprintf("node %s: %v", node.Name, ref.err)}
 	}
-	if id, ok := providerid.InstanceIDFromNodeName(node.Name); ok {
-		return id, nil
+	if ref.instanceID != "" {
+		return ref.instanceID, nil
 	}
 	inst, err := i.c.view.ByName(ctx, node.Name)
 	if errors.Is(err, instances.ErrNotFound) {

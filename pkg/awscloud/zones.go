@@ -74,7 +74,12 @@ func (z zonesFacet) GetZoneByProviderID(ctx context.Context, providerID string) 
 	if err != nil {
 		return cloudprovider.Zone{}, err
 	}
-	obs, err := z.c.view.ByID(ctx, id.InstanceID)
+	return z.zoneOf(ctx, id.InstanceID)
+}
+
+// zoneOf returns the zone of instance id.
+func (z zonesFacet) zoneOf(ctx context.Context, id string) (cloudprovider.Zone, error) {
+	obs, err := z.c.view.ByID(ctx, id)
 	if err != nil {
 		return cloudprovider.Zone{}, err
 	}
@@ -88,7 +93,7 @@ func (z zonesFacet) GetZoneByProviderID(ctx context.Context, providerID string) 
 func (z zonesFacet) GetZoneByNodeName(ctx context.Context, nodeName types.NodeName) (cloudprovider.Zone, error) {
 	name := string(nodeName)
 	if id, ok := providerid.InstanceIDFromNodeName(name); ok {
-		return z.GetZoneByProviderID(ctx, id)
+		return z.zoneOf(ctx, id)
 	}
 	inst, err := z.c.view.ByName(ctx, name)
 	if err != nil {
