@@ -10,7 +10,7 @@ import (
 
 // The AWS calls the reconciler makes, as function values rather than
 // interfaces: converting an SDK client to an interface makes the linker
-// keep every method of it (see pkg/awscloud/ec2calls.go). NewEC2 and
+// keep every method of it (see internal/awsapi/calls.go). NewEC2 and
 // friends fill them from real clients; unit tests fill only what they use.
 
 // EC2 lists the EC2 operations the reconciler calls.
