@@ -4,16 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
@@ -27,7 +26,7 @@ const lbNamespace = "default"
 // saw: the status hostname, how long it took, and the AWS calls each step
 // cost.
 type lbCase struct {
-	svc     *v1.Service
+	svc     *corev1.Service
 	kind    string // Classic or NLB
 	host    string
 	ready   time.Duration // create to status hostname
@@ -39,13 +38,13 @@ type lbCase struct {
 // lbServices are the demo's Services: a Classic ELB limited to a source
 // range, and a two-port NLB with cross-zone load balancing.
 func lbServices() []*lbCase {
-	port := func(name string, p, target int32) v1.ServicePort {
-		return v1.ServicePort{Name: name, Port: p, TargetPort: intstr.FromInt32(target), Protocol: v1.ProtocolTCP}
+	port := func(name string, p, target int32) corev1.ServicePort {
+		return corev1.ServicePort{Name: name, Port: p, TargetPort: intstr.FromInt32(target), Protocol: corev1.ProtocolTCP}
 	}
-	svc := func(name string, ann map[string]string, ranges []string, ports ...v1.ServicePort) *v1.Service {
-		return &v1.Service{
+	svc := func(name string, ann map[string]string, ranges []string, ports ...corev1.ServicePort) *corev1.Service {
+		return &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: lbNamespace, Annotations: ann},
-			Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name},
 				Ports: ports, LoadBalancerSourceRanges: ranges},
 		}
 	}
@@ -218,8 +217,8 @@ func (d *demo) nodeGroupID() string {
 }
 
 // waitHostname waits until the Service's status carries a hostname.
-func (d *demo) waitHostname(ctx context.Context, name string) (*v1.Service, error) {
-	var svc *v1.Service
+func (d *demo) waitHostname(ctx context.Context, name string) (*corev1.Service, error) {
+	var svc *corev1.Service
 	err := d.poll(ctx, "a load balancer hostname in the status of Service "+name, name, func() (bool, error) {
 		s, err := d.kube.CoreV1().Services(lbNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -278,7 +277,7 @@ func (d *demo) poll(ctx context.Context, what, svcName string, done func() (bool
 	}
 }
 
-func serviceEvents(ctx context.Context, d *demo, name string) ([]v1.Event, error) {
+func serviceEvents(ctx context.Context, d *demo, name string) ([]corev1.Event, error) {
 	list, err := d.kube.CoreV1().Events(lbNamespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Service,involvedObject.name=" + name})
 	if err != nil {
 		return nil, err
@@ -295,7 +294,7 @@ func (d *demo) showWarnings(ctx context.Context, w io.Writer, cases []*lbCase) e
 			return err
 		}
 		for _, e := range evs {
-			if e.Type == v1.EventTypeWarning {
+			if e.Type == corev1.EventTypeWarning {
 				lines = append(lines, fmt.Sprintf("%s: %s (x%d): %s", c.svc.Name, e.Reason, max(e.Count, 1), e.Message))
 			}
 		}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	corev1 "k8s.io/api/core/v1"
 	"maps"
 	"os"
 	"slices"
 	"strings"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
 )
 
 // lbCallCounts are the emulator's counts of the calls load balancers make:
@@ -84,7 +83,7 @@ func showCalls(w io.Writer, what string, calls map[string]int) {
 	}
 }
 
-func portList(svc *v1.Service) string {
+func portList(svc *corev1.Service) string {
 	var ps []string
 	for _, p := range svc.Spec.Ports {
 		ps = append(ps, fmt.Sprintf("%s/%d", p.Protocol, p.Port))

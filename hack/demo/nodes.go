@@ -5,17 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"os"
-	"strings"
-	"time"
-
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	cloudproviderapi "k8s.io/cloud-provider/api"
+	"net/http"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
@@ -120,20 +119,20 @@ func tagOr(in *awsemu.Instance, key, def string) string {
 // only with --provider-id, then the Ready condition through the status
 // subresource.
 func registerNode(ctx context.Context, kube kubernetes.Interface, n plannedNode) error {
-	node := &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: map[string]string{v1.LabelHostname: n.name}},
-		Spec: v1.NodeSpec{
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: map[string]string{corev1.LabelHostname: n.name}},
+		Spec: corev1.NodeSpec{
 			ProviderID: n.providerID,
-			Taints:     []v1.Taint{{Key: cloudproviderapi.TaintExternalCloudProvider, Value: "true", Effect: v1.TaintEffectNoSchedule}},
+			Taints:     []corev1.Taint{{Key: cloudproviderapi.TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
 		},
 	}
 	if _, err := kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create node %s: %w", n.name, err)
 	}
-	ready := v1.ConditionTrue
+	ready := corev1.ConditionTrue
 	reason := "KubeletReady"
 	if n.notReady {
-		ready, reason = v1.ConditionFalse, "KubeletNotReady"
+		ready, reason = corev1.ConditionFalse, "KubeletNotReady"
 	}
 	now := metav1.Now()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -142,8 +141,8 @@ func registerNode(ctx context.Context, kube kubernetes.Interface, n plannedNode)
 			return err
 		}
 		latest.Status.DaemonEndpoints.KubeletEndpoint.Port = kubeletPort
-		latest.Status.Conditions = []v1.NodeCondition{{
-			Type: v1.NodeReady, Status: ready, Reason: reason,
+		latest.Status.Conditions = []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: ready, Reason: reason,
 			LastHeartbeatTime: now, LastTransitionTime: now,
 		}}
 		_, err = kube.CoreV1().Nodes().UpdateStatus(ctx, latest, metav1.UpdateOptions{})
@@ -155,11 +154,11 @@ func registerNode(ctx context.Context, kube kubernetes.Interface, n plannedNode)
 	return nil
 }
 
-func initialized(n *v1.Node) bool {
+func initialized(n *corev1.Node) bool {
 	return n.Spec.ProviderID != "" && !hasTaint(n, cloudproviderapi.TaintExternalCloudProvider)
 }
 
-func hasTaint(n *v1.Node, key string) bool {
+func hasTaint(n *corev1.Node, key string) bool {
 	for _, t := range n.Spec.Taints {
 		if t.Key == key {
 			return true
@@ -174,7 +173,7 @@ type progress struct {
 	pending     []string // resolvable nodes not yet initialized
 	shutdown    bool
 	deleted     bool
-	event       *v1.Event
+	event       *corev1.Event
 }
 
 func (p progress) done() bool {
@@ -245,14 +244,14 @@ func check(ctx context.Context, kube kubernetes.Interface, pl plan) (progress, e
 		return p, err
 	}
 	for i := range evs {
-		if evs[i].Type == v1.EventTypeWarning && evs[i].Reason == awscloud.ReasonNodeNotResolvable {
+		if evs[i].Type == corev1.EventTypeWarning && evs[i].Reason == awscloud.ReasonNodeNotResolvable {
 			p.event = &evs[i]
 		}
 	}
 	return p, nil
 }
 
-func nodeEvents(ctx context.Context, kube kubernetes.Interface, name string) ([]v1.Event, error) {
+func nodeEvents(ctx context.Context, kube kubernetes.Interface, name string) ([]corev1.Event, error) {
 	list, err := kube.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + name})
 	if err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"net/http"
 	"os"
 	"slices"
@@ -13,9 +15,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
 )
@@ -31,15 +30,15 @@ func (d *demo) report(ctx context.Context, w io.Writer, p progress, took time.Du
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(nodes.Items, func(a, b v1.Node) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(nodes.Items, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 
 	fmt.Fprintln(w, bold(fmt.Sprintf("Nodes %s after registration (cluster %q, %s):", took.Round(100*time.Millisecond), clusterID, d.fixture.Region)))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  NAME\tPROVIDER-ID\tTYPE\tZONE\tZONE-ID\tINTERNAL-IP\tEXTERNAL-IP\tREADY\tTAINTS*")
 	for _, n := range nodes.Items {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(n.Spec.ProviderID),
-			dash(n.Labels[v1.LabelInstanceTypeStable]), dash(n.Labels[v1.LabelTopologyZone]), dash(n.Labels[awscloud.ZoneIDLabel]),
-			dash(address(&n, v1.NodeInternalIP)), dash(address(&n, v1.NodeExternalIP)), ready(&n), taints(&n))
+			dash(n.Labels[corev1.LabelInstanceTypeStable]), dash(n.Labels[corev1.LabelTopologyZone]), dash(n.Labels[awscloud.ZoneIDLabel]),
+			dash(address(&n, corev1.NodeInternalIP)), dash(address(&n, corev1.NodeExternalIP)), ready(&n), taints(&n))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -116,7 +115,7 @@ func dash(s string) string {
 	return s
 }
 
-func address(n *v1.Node, t v1.NodeAddressType) string {
+func address(n *corev1.Node, t corev1.NodeAddressType) string {
 	for _, a := range n.Status.Addresses {
 		if a.Type == t {
 			return a.Address
@@ -125,9 +124,9 @@ func address(n *v1.Node, t v1.NodeAddressType) string {
 	return ""
 }
 
-func ready(n *v1.Node) string {
+func ready(n *corev1.Node) string {
 	for _, c := range n.Status.Conditions {
-		if c.Type == v1.NodeReady {
+		if c.Type == corev1.NodeReady {
 			return string(c.Status)
 		}
 	}
@@ -136,10 +135,10 @@ func ready(n *v1.Node) string {
 
 // taints prints each taint but not-ready as the last part of its key plus
 // its effect.
-func taints(n *v1.Node) string {
+func taints(n *corev1.Node) string {
 	var out []string
 	for _, t := range n.Spec.Taints {
-		if t.Key == v1.TaintNodeNotReady {
+		if t.Key == corev1.TaintNodeNotReady {
 			continue
 		}
 		key := t.Key[strings.LastIndex(t.Key, "/")+1:]

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
 const (
@@ -58,11 +58,11 @@ func Has(tags map[string]string, clusterID string) bool {
 // Filter is the EC2 filter selecting clusterID's resources: the tag key
 // Key(clusterID) with any value, or, for a cluster identified by the legacy
 // tag, LegacyKey=clusterID (upstream's addFilters and addLegacyFilters).
-func Filter(clusterID string, legacy bool) types.Filter {
+func Filter(clusterID string, legacy bool) ec2types.Filter {
 	if legacy {
-		return types.Filter{Name: aws.String("tag:" + LegacyKey), Values: []string{clusterID}}
+		return ec2types.Filter{Name: aws.String("tag:" + LegacyKey), Values: []string{clusterID}}
 	}
-	return types.Filter{Name: aws.String("tag-key"), Values: []string{Key(clusterID)}}
+	return ec2types.Filter{Name: aws.String("tag-key"), Values: []string{Key(clusterID)}}
 }
 
 // AmbiguousError is returned when one resource's tags name more than one
@@ -125,13 +125,13 @@ func ClusterIDFromTags(tags map[string]string) (clusterID string, legacy bool, e
 }
 
 // ClusterIDFromEC2Tags is ClusterIDFromTags for EC2 tags.
-func ClusterIDFromEC2Tags(tags []types.Tag) (clusterID string, legacy bool, err error) {
+func ClusterIDFromEC2Tags(tags []ec2types.Tag) (clusterID string, legacy bool, err error) {
 	return ClusterIDFromTags(Map(tags))
 }
 
 // Map returns EC2 tags as a map of key to value. EC2 keys are unique per
 // resource; were one repeated, the last value wins.
-func Map(tags []types.Tag) map[string]string {
+func Map(tags []ec2types.Tag) map[string]string {
 	m := make(map[string]string, len(tags))
 	for _, t := range tags {
 		m[aws.ToString(t.Key)] = aws.ToString(t.Value)

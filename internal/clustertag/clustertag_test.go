@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
 // TestClusterIDFromTags covers where the three readers this function
@@ -104,9 +104,9 @@ func TestClusterIDFromTags(t *testing.T) {
 				t.Fatalf("= %q, legacy %v; want %q, legacy %v", id, legacy, tc.id, tc.legacy)
 			}
 			// The EC2 adapter agrees.
-			var ts []types.Tag
+			var ts []ec2types.Tag
 			for k, v := range tc.tags {
-				ts = append(ts, types.Tag{Key: aws.String(k), Value: aws.String(v)})
+				ts = append(ts, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
 			}
 			id2, legacy2, err2 := ClusterIDFromEC2Tags(ts)
 			if id2 != id || legacy2 != legacy || (err2 == nil) != (err == nil) {

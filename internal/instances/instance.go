@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
 // Instance is the part of an EC2 instance the CCM uses, kept small so a
@@ -42,15 +42,15 @@ type ENI struct {
 }
 
 // Terminated reports whether the instance is gone for good.
-func (i *Instance) Terminated() bool { return i.State == string(types.InstanceStateNameTerminated) }
+func (i *Instance) Terminated() bool { return i.State == string(ec2types.InstanceStateNameTerminated) }
 
 // ShutDown reports whether the instance is stopped or on its way to it.
 func (i *Instance) ShutDown() bool {
-	return i.State == string(types.InstanceStateNameStopped) || i.State == string(types.InstanceStateNameStopping)
+	return i.State == string(ec2types.InstanceStateNameStopped) || i.State == string(ec2types.InstanceStateNameStopping)
 }
 
 // fromEC2 converts an SDK instance.
-func fromEC2(in types.Instance) *Instance {
+func fromEC2(in ec2types.Instance) *Instance {
 	out := &Instance{
 		ID:             aws.ToString(in.InstanceId),
 		Type:           string(in.InstanceType),

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -58,7 +58,7 @@ type Candidates struct {
 type Options struct {
 	// ClusterFilters select the cluster's instances for the snapshot, e.g.
 	// tag-key=kubernetes.io/cluster/<id>. Empty disables the snapshot.
-	ClusterFilters []types.Filter
+	ClusterFilters []ec2types.Filter
 	// VPCID scopes private DNS name lookups (names repeat across VPCs).
 	VPCID string
 	// MaxAge is how long an observation answers without asking EC2.
@@ -316,7 +316,7 @@ func (v *View) lookupIDs(ctx context.Context, ids []string) error {
 	for chunk := range slices.Chunk(ids, MaxFilterValues) {
 		v.opts.Metrics.batchSize("id", len(chunk))
 		start := v.opts.Clock.Now()
-		found, err := v.describe(ctx, []types.Filter{{Name: aws.String("instance-id"), Values: chunk}})
+		found, err := v.describe(ctx, []ec2types.Filter{{Name: aws.String("instance-id"), Values: chunk}})
 		if err != nil {
 			return err
 		}
@@ -342,12 +342,12 @@ func (v *View) lookupNames(ctx context.Context, names []string) error {
 	for chunk := range slices.Chunk(names, MaxFilterValues) {
 		v.opts.Metrics.batchSize("name", len(chunk))
 		start := v.opts.Clock.Now()
-		filters := []types.Filter{
+		filters := []ec2types.Filter{
 			{Name: aws.String("private-dns-name"), Values: chunk},
 			{Name: aws.String("instance-state-name"), Values: liveStates},
 		}
 		if v.opts.VPCID != "" {
-			filters = append(filters, types.Filter{Name: aws.String("vpc-id"), Values: []string{v.opts.VPCID}})
+			filters = append(filters, ec2types.Filter{Name: aws.String("vpc-id"), Values: []string{v.opts.VPCID}})
 		}
 		found, err := v.describe(ctx, filters)
 		if err != nil {
@@ -416,7 +416,7 @@ func (v *View) staleNameLocked(name string) bool {
 	return !ok || !v.fresh(t)
 }
 
-func (v *View) describe(ctx context.Context, filters []types.Filter) ([]*Instance, error) {
+func (v *View) describe(ctx context.Context, filters []ec2types.Filter) ([]*Instance, error) {
 	var found []*Instance
 	in := &ec2.DescribeInstancesInput{Filters: filters, MaxResults: aws.Int32(pageSize)}
 	for p := ec2.NewDescribeInstancesPaginator(v.api.DescribeInstances, in); p.HasMorePages(); {

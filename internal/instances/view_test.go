@@ -13,7 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -23,7 +23,7 @@ import (
 // wire-level behaviour is covered by the integration tests on the emulator.
 type fakeEC2 struct {
 	mu        sync.Mutex
-	instances []types.Instance
+	instances []ec2types.Instance
 	calls     atomic.Int32
 	err       error
 }
@@ -35,7 +35,7 @@ func (f *fakeEC2) DescribeInstances(_ context.Context, in *ec2.DescribeInstances
 	if f.err != nil {
 		return nil, f.err
 	}
-	var match []types.Instance
+	var match []ec2types.Instance
 	for _, inst := range f.instances {
 		if matches(inst, in.Filters) {
 			match = append(match, inst)
@@ -46,7 +46,7 @@ func (f *fakeEC2) DescribeInstances(_ context.Context, in *ec2.DescribeInstances
 		fmt.Sscan(*in.NextToken, &start)
 	}
 	end := min(start+int(aws.ToInt32(in.MaxResults)), len(match))
-	out := &ec2.DescribeInstancesOutput{Reservations: []types.Reservation{{Instances: match[start:end]}}}
+	out := &ec2.DescribeInstancesOutput{Reservations: []ec2types.Reservation{{Instances: match[start:end]}}}
 	if end < len(match) {
 		out.NextToken = aws.String(fmt.Sprint(end))
 	}
@@ -55,7 +55,7 @@ func (f *fakeEC2) DescribeInstances(_ context.Context, in *ec2.DescribeInstances
 
 func (f *fakeEC2) client() EC2 { return EC2{DescribeInstances: f.DescribeInstances} }
 
-func matches(inst types.Instance, filters []types.Filter) bool {
+func matches(inst ec2types.Instance, filters []ec2types.Filter) bool {
 	for _, f := range filters {
 		var got []string
 		switch name := aws.ToString(f.Name); name {
@@ -82,22 +82,22 @@ func matches(inst types.Instance, filters []types.Filter) bool {
 }
 
 func (f *fakeEC2) add(id, name, state string, tagged bool) {
-	inst := types.Instance{
+	inst := ec2types.Instance{
 		InstanceId:     aws.String(id),
 		PrivateDnsName: aws.String(name),
-		State:          &types.InstanceState{Name: types.InstanceStateName(state)},
+		State:          &ec2types.InstanceState{Name: ec2types.InstanceStateName(state)},
 		VpcId:          aws.String("vpc-1"),
-		Placement:      &types.Placement{AvailabilityZone: aws.String("us-east-1a")},
+		Placement:      &ec2types.Placement{AvailabilityZone: aws.String("us-east-1a")},
 	}
 	if tagged {
-		inst.Tags = []types.Tag{{Key: aws.String("kubernetes.io/cluster/test"), Value: aws.String("owned")}}
+		inst.Tags = []ec2types.Tag{{Key: aws.String("kubernetes.io/cluster/test"), Value: aws.String("owned")}}
 	}
 	f.mu.Lock()
 	f.instances = append(f.instances, inst)
 	f.mu.Unlock()
 }
 
-var clusterFilters = []types.Filter{{Name: aws.String("tag-key"), Values: []string{"kubernetes.io/cluster/test"}}}
+var clusterFilters = []ec2types.Filter{{Name: aws.String("tag-key"), Values: []string{"kubernetes.io/cluster/test"}}}
 
 func id(n int) string   { return fmt.Sprintf("i-%017x", n) }
 func name(n int) string { return fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", n/250, n%250) }

@@ -10,7 +10,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbtypes "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing/types"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
@@ -36,7 +36,7 @@ func (r *Reconciler) describeClassic(ctx context.Context, name string) (*elbtype
 
 // ensureClassic creates the Classic load balancer if it is missing, then
 // changes whatever differs from cfg, and returns its DNS name.
-func (r *Reconciler) ensureClassic(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config, targets []target) (string, error) {
+func (r *Reconciler) ensureClassic(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, targets []target) (string, error) {
 	desc, err := r.describeClassic(ctx, cfg.Name)
 	if err != nil {
 		return "", err
@@ -104,7 +104,7 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *v1.Service, cfg *lb
 
 // updateClassic registers and deregisters instances and keeps the node
 // rules in step; the rest of the load balancer is left alone.
-func (r *Reconciler) updateClassic(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config, targets []target) error {
+func (r *Reconciler) updateClassic(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, targets []target) error {
 	desc, err := r.describeClassic(ctx, cfg.Name)
 	if err != nil {
 		return err
@@ -134,7 +134,7 @@ func (r *Reconciler) updateClassic(ctx context.Context, svc *v1.Service, cfg *lb
 
 // createClassic creates the load balancer with its listeners, subnets,
 // security groups and tags, and returns a description of what it made.
-func (r *Reconciler) createClassic(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config) (*elbtypes.LoadBalancerDescription, error) {
+func (r *Reconciler) createClassic(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config) (*elbtypes.LoadBalancerDescription, error) {
 	if len(cfg.Listeners) == 0 {
 		return nil, fmt.Errorf("the Service has no port with a node port to balance")
 	}
@@ -173,7 +173,7 @@ func (r *Reconciler) createClassic(ctx context.Context, svc *v1.Service, cfg *lb
 
 // syncClassicTags checks the load balancer is this Service's and adds the
 // tags it lacks (additional tags, and the cluster tag on an untagged one).
-func (r *Reconciler) syncClassicTags(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config) error {
+func (r *Reconciler) syncClassicTags(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config) error {
 	out, err := r.ELB.DescribeTags(ctx, &elb.DescribeTagsInput{LoadBalancerNames: []string{cfg.Name}})
 	if err != nil {
 		return fmt.Errorf("describe tags of Classic load balancer %s: %w", cfg.Name, err)
@@ -185,7 +185,7 @@ func (r *Reconciler) syncClassicTags(ctx context.Context, svc *v1.Service, cfg *
 		}
 	}
 	if err := r.ownership(have, svc); err != nil {
-		r.Events.Eventf(svc, v1.EventTypeWarning, ReasonForeignResource, "Classic load balancer %s: %v", cfg.Name, err)
+		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "Classic load balancer %s: %v", cfg.Name, err)
 		return fmt.Errorf("Classic load balancer %s is not this Service's: %w", cfg.Name, err)
 	}
 	want := r.ownedTags(svc, nil)
@@ -206,7 +206,7 @@ func (r *Reconciler) syncClassicTags(ctx context.Context, svc *v1.Service, cfg *
 // known its groups as described: the managed group is recognised among
 // them by name, so an unchanged sync does not search for it. With invalid
 // group annotations an existing load balancer keeps its groups.
-func (r *Reconciler) classicGroups(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config, desc *elbtypes.LoadBalancerDescription, known map[string]*group) ([]string, string, error) {
+func (r *Reconciler) classicGroups(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, desc *elbtypes.LoadBalancerDescription, known map[string]*group) ([]string, string, error) {
 	current := ""
 	if desc != nil {
 		for _, id := range desc.SecurityGroups {
@@ -329,7 +329,7 @@ func elbTagList(tags []tag) []elbtypes.Tag {
 // groups and its managed group, in the order that leaves nothing behind:
 // rules first (they reference the group), then the load balancer, then the
 // group (which AWS frees once the load balancer's interfaces are gone).
-func (r *Reconciler) deleteClassic(ctx context.Context, svc *v1.Service) error {
+func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service) error {
 	name := lbnames.LoadBalancerName(svc)
 	desc, err := r.describeClassic(ctx, name)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	elbtypes "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing/types"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
@@ -130,7 +130,7 @@ func ruleStrings(rs []rule) string {
 	return strings.Join(out, ",")
 }
 
-func managedGroupFor(svc *v1.Service, tags map[string]string) *ec2types.SecurityGroup {
+func managedGroupFor(svc *corev1.Service, tags map[string]string) *ec2types.SecurityGroup {
 	g := &ec2types.SecurityGroup{GroupId: aws.String("sg-0e1b0000000000001"), GroupName: aws.String("k8s-elb-" + lbnames.LoadBalancerName(svc)), VpcId: aws.String(testVPC)}
 	for k, v := range tags {
 		g.Tags = append(g.Tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
@@ -141,26 +141,26 @@ func managedGroupFor(svc *v1.Service, tags map[string]string) *ec2types.Security
 var ownedTags = map[string]string{"kubernetes.io/cluster/" + testCluster: "owned", "kubernetes.io/service-name": "shop/web"}
 
 func TestGetLeftovers(t *testing.T) {
-	nlbSvc := func() *v1.Service { return testService(map[string]string{lbnames.TypeAnnotation: lbnames.TypeNLB}) }
+	nlbSvc := func() *corev1.Service { return testService(map[string]string{lbnames.TypeAnnotation: lbnames.TypeNLB}) }
 	tests := []struct {
 		name       string
-		svc        *v1.Service
-		setup      func(f *fakeAWS, svc *v1.Service)
+		svc        *corev1.Service
+		setup      func(f *fakeAWS, svc *corev1.Service)
 		wantExists bool
 		wantHost   string
 		wantErr    bool
 	}{
-		{name: "nothing remains", svc: testService(nil), setup: func(*fakeAWS, *v1.Service) {}},
+		{name: "nothing remains", svc: testService(nil), setup: func(*fakeAWS, *corev1.Service) {}},
 		{
 			name:       "managed security group remains",
 			svc:        testService(nil),
-			setup:      func(f *fakeAWS, svc *v1.Service) { f.managed = managedGroupFor(svc, ownedTags) },
+			setup:      func(f *fakeAWS, svc *corev1.Service) { f.managed = managedGroupFor(svc, ownedTags) },
 			wantExists: true,
 		},
 		{
 			name: "Classic load balancer exists",
 			svc:  testService(nil),
-			setup: func(f *fakeAWS, svc *v1.Service) {
+			setup: func(f *fakeAWS, svc *corev1.Service) {
 				f.clb = &elbtypes.LoadBalancerDescription{LoadBalancerName: aws.String(lbnames.LoadBalancerName(svc)), DNSName: aws.String("x.elb.amazonaws.com")}
 			},
 			wantExists: true, wantHost: "x.elb.amazonaws.com",
@@ -168,13 +168,13 @@ func TestGetLeftovers(t *testing.T) {
 		{
 			name:    "security groups cannot be read",
 			svc:     testService(nil),
-			setup:   func(f *fakeAWS, _ *v1.Service) { f.sgErr = apiErr("UnauthorizedOperation") },
+			setup:   func(f *fakeAWS, _ *corev1.Service) { f.sgErr = apiErr("UnauthorizedOperation") },
 			wantErr: true,
 		},
 		{
 			name: "unattached target group of the NLB remains",
 			svc:  nlbSvc(),
-			setup: func(f *fakeAWS, svc *v1.Service) {
+			setup: func(f *fakeAWS, svc *corev1.Service) {
 				f.orphan = &elbv2types.TargetGroup{TargetGroupArn: aws.String("arn:tg"), TargetGroupName: aws.String(upstreamTargetGroupName(testCluster, "shop", "web", 80, 30080, "TCP", "TCP", 30))}
 				f.orphanTags = ownedTags
 			},
@@ -183,7 +183,7 @@ func TestGetLeftovers(t *testing.T) {
 		{
 			name: "another Service's target group of the same name is not a leftover",
 			svc:  nlbSvc(),
-			setup: func(f *fakeAWS, svc *v1.Service) {
+			setup: func(f *fakeAWS, svc *corev1.Service) {
 				f.orphan = &elbv2types.TargetGroup{TargetGroupArn: aws.String("arn:tg"), TargetGroupName: aws.String(upstreamTargetGroupName(testCluster, "shop", "web", 80, 30080, "TCP", "TCP", 30))}
 				f.orphanTags = map[string]string{"kubernetes.io/cluster/" + testCluster: "owned", "kubernetes.io/service-name": "shop/other"}
 			},

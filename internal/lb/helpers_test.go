@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/aws/smithy-go"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -38,12 +38,12 @@ func (f instanceFunc) ByIDs(ctx context.Context, ids []string) (map[string]*inst
 }
 
 // testService is a LoadBalancer Service with one TCP port.
-func testService(annotations map[string]string) *v1.Service {
-	return &v1.Service{
+func testService(annotations map[string]string) *corev1.Service {
+	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: types.UID("8a5a2c4e-3b1f-4c52-9d1e-0f4b6a7c8d9e"), Annotations: annotations},
-		Spec: v1.ServiceSpec{
-			Type:  v1.ServiceTypeLoadBalancer,
-			Ports: []v1.ServicePort{{Name: "http", Port: 80, NodePort: 30080, Protocol: v1.ProtocolTCP}},
+		Spec: corev1.ServiceSpec{
+			Type:  corev1.ServiceTypeLoadBalancer,
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, NodePort: 30080, Protocol: corev1.ProtocolTCP}},
 		},
 	}
 }

@@ -4,12 +4,11 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"regexp"
 	"strconv"
 	"testing"
-
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 )
@@ -49,7 +48,7 @@ func TestTargetGroupName(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: tc.ns, Name: tc.svc}}
+			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: tc.ns, Name: tc.svc}}
 			got := targetGroupName(tc.cluster, svc, tc.l, tc.hc)
 			want := upstreamTargetGroupName(tc.cluster, tc.ns, tc.svc, tc.l.Port, tc.l.NodePort, tc.l.BackendProtocol, tc.hc.Protocol, tc.hc.Interval)
 			if got != want {
@@ -66,7 +65,7 @@ func TestTargetGroupName(t *testing.T) {
 }
 
 func TestTargetGroupNameInputs(t *testing.T) {
-	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
 	l := lbconfig.Listener{Port: 80, NodePort: 30080, Protocol: "TCP", BackendProtocol: "TCP"}
 	hc := lbconfig.HealthCheck{Protocol: "HTTP", Port: "traffic-port", Path: "/", Interval: 30, Timeout: 6, HealthyThreshold: 3, UnhealthyThreshold: 3}
 	base := targetGroupName("prod", svc, l, hc)

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
@@ -66,7 +66,7 @@ type nlbState struct {
 
 // ensureNLB creates the NLB if it is missing, then changes whatever
 // differs from cfg, and returns its DNS name.
-func (r *Reconciler) ensureNLB(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config, targets []target) (string, error) {
+func (r *Reconciler) ensureNLB(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, targets []target) (string, error) {
 	st := &nlbState{groups: map[string]*elbv2types.TargetGroup{}, fresh: map[string]bool{}}
 	lb, err := r.describeNLB(ctx, cfg.Name)
 	if err != nil {
@@ -119,7 +119,7 @@ func (r *Reconciler) loadNLB(ctx context.Context, st *nlbState, lb *elbv2types.L
 // updateNLB brings the targets of every target group, and the node rules,
 // up to date; listeners and attributes are left alone (upstream runs the
 // whole ensure here).
-func (r *Reconciler) updateNLB(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config, targets []target) error {
+func (r *Reconciler) updateNLB(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, targets []target) error {
 	lb, err := r.describeNLB(ctx, cfg.Name)
 	if err != nil {
 		return err
@@ -144,7 +144,7 @@ func (r *Reconciler) updateNLB(ctx context.Context, svc *v1.Service, cfg *lbconf
 
 // createNLB creates the load balancer in its subnets (with the Service's
 // Elastic IPs or private addresses, which can only be set now).
-func (r *Reconciler) createNLB(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config) (*elbv2types.LoadBalancer, error) {
+func (r *Reconciler) createNLB(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config) (*elbv2types.LoadBalancer, error) {
 	if r.Options.NLBManagedSecurityGroups {
 		return nil, ErrManagedNLBGroupsUnsupported
 	}
@@ -197,13 +197,13 @@ func (r *Reconciler) createNLB(ctx context.Context, svc *v1.Service, cfg *lbconf
 }
 
 // syncNLBTags checks the NLB is this Service's and adds missing tags.
-func (r *Reconciler) syncNLBTags(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config, lb *elbv2types.LoadBalancer) error {
+func (r *Reconciler) syncNLBTags(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, lb *elbv2types.LoadBalancer) error {
 	have, err := r.tagsOf(ctx, aws.ToString(lb.LoadBalancerArn))
 	if err != nil {
 		return err
 	}
 	if err := r.ownership(have[aws.ToString(lb.LoadBalancerArn)], svc); err != nil {
-		r.Events.Eventf(svc, v1.EventTypeWarning, ReasonForeignResource, "load balancer %s: %v", cfg.Name, err)
+		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "load balancer %s: %v", cfg.Name, err)
 		return fmt.Errorf("load balancer %s is not this Service's: %w", cfg.Name, err)
 	}
 	want := r.ownedTags(svc, nil)
@@ -279,7 +279,7 @@ func (r *Reconciler) syncNLBAttributes(ctx context.Context, cfg *lbconfig.Config
 // syncNLBNodeRules opens the node ports to the clients (and the health
 // checks to the load balancer's subnets) in the node security groups,
 // with upstream's rule descriptions so existing rules are adopted.
-func (r *Reconciler) syncNLBNodeRules(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config, st *nlbState, targets []target) error {
+func (r *Reconciler) syncNLBNodeRules(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, st *nlbState, targets []target) error {
 	if r.Options.DisableSecurityGroupIngress || !cfg.Valid(lbconfig.FieldLoadBalancerSourceRanges, lbconfig.KeySourceRanges) || !cfg.Valid(healthCheckKeys...) {
 		return nil
 	}
@@ -368,7 +368,7 @@ func elbv2TagList(tags []tag) []elbv2types.Tag {
 // deleteNLB deletes the NLB's rules in node groups, the NLB (with its
 // listeners) and its target groups, including groups a half-finished
 // sync left unattached.
-func (r *Reconciler) deleteNLB(ctx context.Context, svc *v1.Service) error {
+func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service) error {
 	name := lbnames.LoadBalancerName(svc)
 	lb, err := r.describeNLB(ctx, name)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
@@ -29,7 +29,7 @@ var notAlnum = regexp.MustCompile("[^[:alnum:]]")
 // Service, ports, protocol, target type and health-check protocol and
 // interval (the settings a target group cannot change, as upstream saw
 // it). It MUST NOT change: it is how existing target groups are adopted.
-func targetGroupName(clusterID string, svc *v1.Service, l lbconfig.Listener, hc lbconfig.HealthCheck) string {
+func targetGroupName(clusterID string, svc *corev1.Service, l lbconfig.Listener, hc lbconfig.HealthCheck) string {
 	h := sha1.New()
 	for _, s := range []string{clusterID, svc.Namespace, svc.Name, strconv.Itoa(int(l.Port)), strconv.Itoa(int(l.NodePort)),
 		l.BackendProtocol, string(elbv2types.TargetTypeEnumInstance), hc.Protocol, strconv.Itoa(int(hc.Interval))} {
@@ -44,7 +44,7 @@ func targetGroupName(clusterID string, svc *v1.Service, l lbconfig.Listener, hc 
 // removes listeners (and their groups) the Service no longer has. With an
 // invalid listener or health-check annotation the listeners are kept as
 // they are and only targets are synced.
-func (r *Reconciler) syncNLBListeners(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config, st *nlbState, targets []target) error {
+func (r *Reconciler) syncNLBListeners(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, st *nlbState, targets []target) error {
 	syncTargets := cfg.Valid(lbconfig.KeyTargetNodeLabels)
 	if !cfg.Valid(listenerKeys...) || !cfg.Valid(healthCheckKeys...) {
 		if !syncTargets {
@@ -141,7 +141,7 @@ func forwardTarget(l *elbv2types.Listener) string {
 
 // ensureTargetGroup finds the listener's target group by name (left by an
 // earlier, interrupted sync) or creates it, and registers the targets.
-func (r *Reconciler) ensureTargetGroup(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config, st *nlbState, l lbconfig.Listener, targets []target) (*elbv2types.TargetGroup, error) {
+func (r *Reconciler) ensureTargetGroup(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, st *nlbState, l lbconfig.Listener, targets []target) (*elbv2types.TargetGroup, error) {
 	name := targetGroupName(r.Env.ClusterID, svc, l, cfg.HealthCheck)
 	for _, tg := range st.groups {
 		if aws.ToString(tg.TargetGroupName) == name {
@@ -392,7 +392,7 @@ func (r *Reconciler) deleteTargetGroup(ctx context.Context, arn string) error {
 // ports that carry its tags but no listener uses any more (a sync that
 // stopped between creating a group and its listener). Only NLB Services
 // have them.
-func (r *Reconciler) orphanTargetGroups(ctx context.Context, svc *v1.Service) ([]string, error) {
+func (r *Reconciler) orphanTargetGroups(ctx context.Context, svc *corev1.Service) ([]string, error) {
 	if svc.Annotations[lbnames.TypeAnnotation] != lbnames.TypeNLB {
 		return nil, nil
 	}

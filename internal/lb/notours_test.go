@@ -3,10 +3,9 @@ package lb
 import (
 	"context"
 	"errors"
-	"testing"
-
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	"testing"
 )
 
 // TestServicesOfOtherControllers: nlb-ip, external and a loadBalancerClass
@@ -15,7 +14,7 @@ import (
 // single AWS call (every API function is nil and would panic).
 func TestServicesOfOtherControllers(t *testing.T) {
 	class := "service.k8s.aws/nlb"
-	cases := map[string]*v1.Service{
+	cases := map[string]*corev1.Service{
 		"nlb-ip":   testService(map[string]string{"service.beta.kubernetes.io/aws-load-balancer-type": "nlb-ip"}),
 		"external": testService(map[string]string{"service.beta.kubernetes.io/aws-load-balancer-type": "external"}),
 		"class":    testService(nil),

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
-	"time"
-
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
@@ -119,11 +118,11 @@ func New(c Config) *Reconciler {
 
 // desired parses the Service, reports every problem as a Warning event and
 // returns an error when a problem blocks the load balancer altogether.
-func (r *Reconciler) desired(svc *v1.Service, kind lbnames.LoadBalancerKind) (*lbconfig.Config, error) {
+func (r *Reconciler) desired(svc *corev1.Service, kind lbnames.LoadBalancerKind) (*lbconfig.Config, error) {
 	cfg, problems := lbconfig.Parse(svc, kind)
 	var blocking []string
 	for _, p := range problems {
-		r.Events.Eventf(svc, v1.EventTypeWarning, ReasonInvalidConfiguration, "%s; what it governs is left unchanged", p)
+		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonInvalidConfiguration, "%s; what it governs is left unchanged", p)
 		if p.Blocking() {
 			blocking = append(blocking, p.String())
 		}
@@ -139,8 +138,8 @@ func (r *Reconciler) desired(svc *v1.Service, kind lbnames.LoadBalancerKind) (*l
 
 // applySharedProbe points ETP=Cluster health checks at kube-proxy unless the
 // Service chose its own protocol, port or path.
-func (r *Reconciler) applySharedProbe(svc *v1.Service, cfg *lbconfig.Config) {
-	if svc.Spec.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal {
+func (r *Reconciler) applySharedProbe(svc *corev1.Service, cfg *lbconfig.Config) {
+	if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
 		return
 	}
 	for _, k := range []string{lbconfig.KeyHealthCheckProtocol, lbconfig.KeyHealthCheckPort, lbconfig.KeyHealthCheckPath} {
@@ -154,7 +153,7 @@ func (r *Reconciler) applySharedProbe(svc *v1.Service, cfg *lbconfig.Config) {
 }
 
 // Ensure creates or updates the Service's load balancer.
-func (r *Reconciler) Ensure(ctx context.Context, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+func (r *Reconciler) Ensure(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
 	kind := lbnames.Kind(svc)
 	if kind == lbnames.KindNotOurs {
 		return nil, cloudprovider.ImplementedElsewhere
@@ -178,12 +177,12 @@ func (r *Reconciler) Ensure(ctx context.Context, svc *v1.Service, nodes []*v1.No
 		return nil, err
 	}
 	klog.V(2).InfoS("Ensured load balancer", "service", klog.KObj(svc), "name", cfg.Name, "kind", kind, "targets", len(targets), "took", r.Clock.Since(start))
-	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{Hostname: dns}}}, nil
+	return &corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{Hostname: dns}}}, nil
 }
 
 // Update brings the targets (and the node security-group rules) up to date
 // with nodes; nothing else changes.
-func (r *Reconciler) Update(ctx context.Context, svc *v1.Service, nodes []*v1.Node) error {
+func (r *Reconciler) Update(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node) error {
 	kind := lbnames.Kind(svc)
 	if kind == lbnames.KindNotOurs {
 		return cloudprovider.ImplementedElsewhere
@@ -207,7 +206,7 @@ func (r *Reconciler) Update(ctx context.Context, svc *v1.Service, nodes []*v1.No
 // LoadBalancer is still cleaned up, and it reports exists while any owned
 // part is left (a half-built or half-deleted load balancer), so the
 // service controller keeps calling Delete and the cleanup finalizer stays.
-func (r *Reconciler) Get(ctx context.Context, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+func (r *Reconciler) Get(ctx context.Context, svc *corev1.Service) (*corev1.LoadBalancerStatus, bool, error) {
 	if isExternal(svc) {
 		return nil, false, nil
 	}
@@ -232,7 +231,7 @@ func (r *Reconciler) Get(ctx context.Context, svc *v1.Service) (*v1.LoadBalancer
 	}
 	if len(left) > 0 {
 		klog.InfoS("Load balancer is gone but owned parts remain; reporting it as existing so they are deleted", "service", klog.KObj(svc), "remaining", left)
-		return &v1.LoadBalancerStatus{}, true, nil
+		return &corev1.LoadBalancerStatus{}, true, nil
 	}
 	return nil, false, nil
 }
@@ -240,7 +239,7 @@ func (r *Reconciler) Get(ctx context.Context, svc *v1.Service) (*v1.LoadBalancer
 // Delete removes the Service's load balancer and every part this CCM made
 // for it. It returns nil only when nothing is left; an error makes the
 // service controller retry with backoff (no worker waits on AWS).
-func (r *Reconciler) Delete(ctx context.Context, svc *v1.Service) error {
+func (r *Reconciler) Delete(ctx context.Context, svc *corev1.Service) error {
 	if isExternal(svc) {
 		return cloudprovider.ImplementedElsewhere
 	}
@@ -255,7 +254,7 @@ func (r *Reconciler) Delete(ctx context.Context, svc *v1.Service) error {
 }
 
 // leftovers lists owned parts that outlive a missing load balancer.
-func (r *Reconciler) leftovers(ctx context.Context, svc *v1.Service) ([]string, error) {
+func (r *Reconciler) leftovers(ctx context.Context, svc *corev1.Service) ([]string, error) {
 	var out []string
 	sg, err := r.findManagedGroup(ctx, svc)
 	if err != nil {
@@ -275,7 +274,7 @@ func (r *Reconciler) leftovers(ctx context.Context, svc *v1.Service) ([]string, 
 }
 
 // isExternal: the AWS Load Balancer Controller provides it.
-func isExternal(svc *v1.Service) bool {
+func isExternal(svc *corev1.Service) bool {
 	if svc.Spec.LoadBalancerClass != nil {
 		return true
 	}
@@ -283,11 +282,11 @@ func isExternal(svc *v1.Service) bool {
 	return t == lbnames.TypeNLBIP || t == lbnames.TypeExternal
 }
 
-func hostnameStatus(dns *string) *v1.LoadBalancerStatus {
+func hostnameStatus(dns *string) *corev1.LoadBalancerStatus {
 	if dns == nil || *dns == "" {
-		return &v1.LoadBalancerStatus{}
+		return &corev1.LoadBalancerStatus{}
 	}
-	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{Hostname: *dns}}}
+	return &corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{Hostname: *dns}}}
 }
 
 // rememberNodeGroups records the node groups reconciled for lb and reports
@@ -314,11 +313,11 @@ func (r *Reconciler) forgetNodeGroups(lb string) {
 // annotation (upstream would attach an internet-facing load balancer to
 // private subnets when the internal annotation is added later). A Warning
 // says the annotation has no effect.
-func (r *Reconciler) keepScheme(svc *v1.Service, cfg *lbconfig.Config, actual string) {
+func (r *Reconciler) keepScheme(svc *corev1.Service, cfg *lbconfig.Config, actual string) {
 	if actual == "" || lbconfig.Scheme(actual) == cfg.Scheme {
 		return
 	}
-	r.Events.Eventf(svc, v1.EventTypeWarning, ReasonInvalidConfiguration,
+	r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonInvalidConfiguration,
 		"%s: the load balancer %s is %s and AWS cannot change a scheme after creation; recreate the Service to get an %s one",
 		lbconfig.KeyInternal, cfg.Name, actual, cfg.Scheme)
 	cfg.Scheme = lbconfig.Scheme(actual)

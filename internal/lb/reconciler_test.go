@@ -1,10 +1,9 @@
 package lb
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"strings"
 	"testing"
-
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
@@ -87,10 +86,10 @@ func TestApplySharedProbe(t *testing.T) {
 			t.Run(string(kind)+"/"+tc.name, func(t *testing.T) {
 				svc := testService(tc.ann)
 				if tc.local {
-					svc.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+					svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 					svc.Spec.HealthCheckNodePort = 32100
 				} else {
-					svc.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyCluster
+					svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
 				}
 				parsed, problems := lbconfig.Parse(svc, kind)
 				if len(problems) > 0 {

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
@@ -84,7 +84,7 @@ func managedGroupName(lbName string) string { return managedGroupPrefix + lbName
 
 // findManagedGroup finds the Classic load balancer's own group by name in
 // the cluster's VPC, or returns nil.
-func (r *Reconciler) findManagedGroup(ctx context.Context, svc *v1.Service) (*group, error) {
+func (r *Reconciler) findManagedGroup(ctx context.Context, svc *corev1.Service) (*group, error) {
 	got, err := r.describeGroups(ctx, []ec2types.Filter{
 		{Name: aws.String("group-name"), Values: []string{managedGroupName(lbnames.LoadBalancerName(svc))}},
 		{Name: aws.String("vpc-id"), Values: []string{r.Env.VPCID}},
@@ -101,7 +101,7 @@ func (r *Reconciler) findManagedGroup(ctx context.Context, svc *v1.Service) (*gr
 // ensureManagedGroup returns the ID of the Classic load balancer's own
 // group, creating it (tagged) when missing and tagging an untagged one, as
 // upstream does.
-func (r *Reconciler) ensureManagedGroup(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config) (*group, error) {
+func (r *Reconciler) ensureManagedGroup(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config) (*group, error) {
 	g, err := r.findManagedGroup(ctx, svc)
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (r *Reconciler) syncIngress(ctx context.Context, g *group, want []rule, own
 // load balancer's rules: the ones carrying this cluster's tag, else the
 // instance's only group. An instance with several groups and none tagged
 // is reported on the Service and skipped (upstream fails the whole sync).
-func (r *Reconciler) nodeGroupsFor(svc *v1.Service, targets []target, known map[string]*group) []string {
+func (r *Reconciler) nodeGroupsFor(svc *corev1.Service, targets []target, known map[string]*group) []string {
 	var picked, ambiguous []string
 	for _, t := range targets {
 		var tagged []string
@@ -179,7 +179,7 @@ func (r *Reconciler) nodeGroupsFor(svc *v1.Service, targets []target, known map[
 		}
 	}
 	if len(ambiguous) > 0 {
-		r.Events.Eventf(svc, v1.EventTypeWarning, ReasonTargetSkipped,
+		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonTargetSkipped,
 			"cannot tell which security group of these nodes to open for the load balancer, as none carries %s: %s; tag one group per node",
 			lbnames.ClusterTagKey(r.Env.ClusterID), strings.Join(ambiguous, "; "))
 	}
@@ -204,7 +204,7 @@ type nodeRules struct {
 // the already described groups of the targets. The search for stale rules
 // in other groups runs only when the chosen groups changed since this
 // process last reconciled them.
-func (r *Reconciler) syncNodeRules(ctx context.Context, svc *v1.Service, spec nodeRules, targets []target, known map[string]*group) error {
+func (r *Reconciler) syncNodeRules(ctx context.Context, svc *corev1.Service, spec nodeRules, targets []target, known map[string]*group) error {
 	if r.Options.DisableSecurityGroupIngress {
 		return nil
 	}

@@ -2,9 +2,8 @@ package lb
 
 import (
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"strings"
-
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
@@ -17,7 +16,7 @@ type tag struct{ Key, Value string }
 // ownedTags are the tags of everything created for svc: the cluster tag
 // (owned), the legacy cluster tag when the cluster uses it, the Service
 // name, then the Service's additional tags.
-func (r *Reconciler) ownedTags(svc *v1.Service, cfg *lbconfig.Config) []tag {
+func (r *Reconciler) ownedTags(svc *corev1.Service, cfg *lbconfig.Config) []tag {
 	tags := r.clusterTags()
 	tags = append(tags, tag{lbnames.ServiceNameTagKey, lbnames.ServiceNameTagValue(svc)})
 	if cfg != nil {
@@ -41,7 +40,7 @@ func (r *Reconciler) clusterTags() []tag {
 // svc is given, this Service's. A resource without any cluster tag is
 // accepted (upstream read-repairs those); one tagged for another cluster,
 // or for another Service, is not.
-func (r *Reconciler) ownership(tags map[string]string, svc *v1.Service) error {
+func (r *Reconciler) ownership(tags map[string]string, svc *corev1.Service) error {
 	ours := false
 	var others []string
 	for k, v := range tags {

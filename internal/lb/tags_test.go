@@ -1,20 +1,19 @@
 package lb
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"strings"
 	"testing"
-
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestOwnership(t *testing.T) {
 	const mine = "kubernetes.io/cluster/" + testCluster
-	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
 	tests := []struct {
 		name string
 		tags map[string]string
-		svc  *v1.Service
+		svc  *corev1.Service
 		// wantErr lists what the error must name; nil: no error.
 		wantErr []string
 	}{

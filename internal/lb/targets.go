@@ -3,12 +3,11 @@ package lb
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 	"regexp"
 	"slices"
 	"strings"
-
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
@@ -33,7 +32,7 @@ type target struct {
 // and instances EC2 does not know or that are terminated, are skipped. An
 // EC2 error fails the sync: targets are never removed because EC2 could
 // not be asked.
-func (r *Reconciler) targets(ctx context.Context, svc *v1.Service, cfg *lbconfig.Config, nodes []*v1.Node) ([]target, error) {
+func (r *Reconciler) targets(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, nodes []*corev1.Node) ([]target, error) {
 	var ids []string
 	byID := map[string]string{}
 	var noProviderID []string
@@ -71,7 +70,7 @@ func (r *Reconciler) targets(ctx context.Context, svc *v1.Service, cfg *lbconfig
 		out = append(out, target{InstanceID: id, Node: byID[id], Groups: inst.SecurityGroups, Running: inst.State == "running"})
 	}
 	if len(missing) > 0 {
-		r.Events.Eventf(svc, v1.EventTypeWarning, ReasonTargetSkipped, "nodes whose instances EC2 does not report (or reports terminated) are not targets: %s", strings.Join(missing, ", "))
+		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonTargetSkipped, "nodes whose instances EC2 does not report (or reports terminated) are not targets: %s", strings.Join(missing, ", "))
 	}
 	slices.SortFunc(out, func(a, b target) int { return strings.Compare(a.InstanceID, b.InstanceID) })
 	return out, nil

@@ -8,15 +8,15 @@ import (
 	"testing"
 
 	"github.com/aws/smithy-go"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 )
 
-func testNode(name, providerID string, labels map[string]string) *v1.Node {
-	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: v1.NodeSpec{ProviderID: providerID}}
+func testNode(name, providerID string, labels map[string]string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: corev1.NodeSpec{ProviderID: providerID}}
 }
 
 func TestTargets(t *testing.T) {
@@ -33,7 +33,7 @@ func TestTargets(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		nodes      []*v1.Node
+		nodes      []*corev1.Node
 		sel        map[string]string
 		instances  map[string]*instances.Instance
 		wantLookup []string
@@ -42,7 +42,7 @@ func TestTargets(t *testing.T) {
 	}{
 		{
 			name: "nodes without an AWS providerID skipped",
-			nodes: []*v1.Node{
+			nodes: []*corev1.Node{
 				testNode("n2", "aws:///us-east-1b/i-00000002", nil),
 				testNode("joining", "", nil),
 				testNode("gce", "gce://project/zone/vm", nil),
@@ -57,7 +57,7 @@ func TestTargets(t *testing.T) {
 		},
 		{
 			name: "target-node-labels: empty value means the key must exist",
-			nodes: []*v1.Node{
+			nodes: []*corev1.Node{
 				testNode("both", "aws:///us-east-1a/i-00000001", map[string]string{"role": "lb", "edge": "x"}),
 				testNode("no-edge", "aws:///us-east-1a/i-00000002", map[string]string{"role": "lb"}),
 				testNode("wrong-role", "aws:///us-east-1a/i-00000003", map[string]string{"role": "web", "edge": ""}),
@@ -73,7 +73,7 @@ func TestTargets(t *testing.T) {
 		},
 		{
 			name: "absent and terminated instances skipped with a Warning",
-			nodes: []*v1.Node{
+			nodes: []*corev1.Node{
 				testNode("n1", "aws:///us-east-1a/i-00000001", nil),
 				testNode("gone", "aws:///us-east-1a/i-00000008", nil),
 				testNode("dead", "aws:///us-east-1a/i-00000009", nil),
@@ -89,7 +89,7 @@ func TestTargets(t *testing.T) {
 		},
 		{
 			name:       "nil instance in the map counts as absent",
-			nodes:      []*v1.Node{testNode("n1", "aws:///us-east-1a/i-00000001", nil)},
+			nodes:      []*corev1.Node{testNode("n1", "aws:///us-east-1a/i-00000001", nil)},
 			instances:  map[string]*instances.Instance{"i-00000001": nil},
 			wantLookup: []string{"i-00000001"},
 			wantEvent:  []string{"n1 (i-00000001)"},
@@ -135,7 +135,7 @@ func TestTargetsLookupErrorFails(t *testing.T) {
 		// A partial answer with the error must not be used either.
 		return map[string]*instances.Instance{"i-00000001": {ID: "i-00000001", State: "running"}}, boom
 	})})
-	nodes := []*v1.Node{testNode("n1", "aws:///us-east-1a/i-00000001", nil), testNode("n2", "aws:///us-east-1a/i-00000002", nil)}
+	nodes := []*corev1.Node{testNode("n1", "aws:///us-east-1a/i-00000001", nil), testNode("n2", "aws:///us-east-1a/i-00000002", nil)}
 	got, err := r.targets(context.Background(), testService(nil), &lbconfig.Config{}, nodes)
 	if err == nil {
 		t.Fatalf("targets = %+v, nil; want the lookup error (never a shorter target list)", got)

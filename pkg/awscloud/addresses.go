@@ -1,7 +1,7 @@
 package awscloud
 
 import (
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
@@ -15,14 +15,14 @@ import (
 // them made pod IPs look like node IPs upstream. IPv6: the first address of
 // each in-use interface. Then the private DNS name as InternalDNS and
 // Hostname, and the public DNS name as ExternalDNS.
-func nodeAddresses(inst *instances.Instance, families []string) []v1.NodeAddress {
+func nodeAddresses(inst *instances.Instance, families []string) []corev1.NodeAddress {
 	if len(families) == 0 {
 		families = []string{cloudconfig.IPFamilyIPv4}
 	}
-	var out []v1.NodeAddress
-	seen := map[v1.NodeAddress]bool{}
-	add := func(t v1.NodeAddressType, a string) {
-		addr := v1.NodeAddress{Type: t, Address: a}
+	var out []corev1.NodeAddress
+	seen := map[corev1.NodeAddress]bool{}
+	add := func(t corev1.NodeAddressType, a string) {
+		addr := corev1.NodeAddress{Type: t, Address: a}
 		if a != "" && !seen[addr] {
 			seen[addr] = true
 			out = append(out, addr)
@@ -32,23 +32,23 @@ func nodeAddresses(inst *instances.Instance, families []string) []v1.NodeAddress
 	for _, family := range families {
 		switch family {
 		case cloudconfig.IPFamilyIPv4:
-			add(v1.NodeInternalIP, inst.PrivateIP)
+			add(corev1.NodeInternalIP, inst.PrivateIP)
 			for _, eni := range inst.ENIs {
 				if inUse(eni) {
-					add(v1.NodeInternalIP, eni.PrimaryIP)
+					add(corev1.NodeInternalIP, eni.PrimaryIP)
 				}
 			}
-			add(v1.NodeExternalIP, inst.PublicIP)
+			add(corev1.NodeExternalIP, inst.PublicIP)
 		case cloudconfig.IPFamilyIPv6:
 			for _, eni := range inst.ENIs {
 				if inUse(eni) && len(eni.IPv6) > 0 {
-					add(v1.NodeInternalIP, eni.IPv6[0])
+					add(corev1.NodeInternalIP, eni.IPv6[0])
 				}
 			}
 		}
 	}
-	add(v1.NodeInternalDNS, inst.PrivateDNSName)
-	add(v1.NodeHostName, inst.PrivateDNSName)
-	add(v1.NodeExternalDNS, inst.PublicDNSName)
+	add(corev1.NodeInternalDNS, inst.PrivateDNSName)
+	add(corev1.NodeHostName, inst.PrivateDNSName)
+	add(corev1.NodeExternalDNS, inst.PublicDNSName)
 	return out
 }

@@ -1,10 +1,9 @@
 package awscloud
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"slices"
 	"testing"
-
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 )
@@ -19,24 +18,24 @@ func TestNodeAddresses(t *testing.T) {
 			{DeviceIndex: 2, Status: "detaching", PrimaryIP: "10.0.1.30"},
 		},
 	}
-	dns := []v1.NodeAddress{
-		{Type: v1.NodeInternalDNS, Address: "ip-10-0-1-10.ec2.internal"},
-		{Type: v1.NodeHostName, Address: "ip-10-0-1-10.ec2.internal"},
-		{Type: v1.NodeExternalDNS, Address: "ec2-54-1-2-3.compute-1.amazonaws.com"},
+	dns := []corev1.NodeAddress{
+		{Type: corev1.NodeInternalDNS, Address: "ip-10-0-1-10.ec2.internal"},
+		{Type: corev1.NodeHostName, Address: "ip-10-0-1-10.ec2.internal"},
+		{Type: corev1.NodeExternalDNS, Address: "ec2-54-1-2-3.compute-1.amazonaws.com"},
 	}
-	v4 := []v1.NodeAddress{
-		{Type: v1.NodeInternalIP, Address: "10.0.1.10"},
-		{Type: v1.NodeInternalIP, Address: "10.0.1.20"},
-		{Type: v1.NodeExternalIP, Address: "54.1.2.3"},
+	v4 := []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: "10.0.1.10"},
+		{Type: corev1.NodeInternalIP, Address: "10.0.1.20"},
+		{Type: corev1.NodeExternalIP, Address: "54.1.2.3"},
 	}
-	v6 := []v1.NodeAddress{
-		{Type: v1.NodeInternalIP, Address: "2600:1f18::a"},
-		{Type: v1.NodeInternalIP, Address: "2600:1f18::c"},
+	v6 := []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: "2600:1f18::a"},
+		{Type: corev1.NodeInternalIP, Address: "2600:1f18::c"},
 	}
 	cases := []struct {
 		name     string
 		families []string
-		want     []v1.NodeAddress
+		want     []corev1.NodeAddress
 	}{
 		{"default is ipv4", nil, slices.Concat(v4, dns)},
 		{"ipv4", []string{"ipv4"}, slices.Concat(v4, dns)},

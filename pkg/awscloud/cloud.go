@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -132,7 +132,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 	// and no controller runs before that.
 	cloud.broadcaster = record.NewBroadcaster(record.WithContext(context.Background()))
 	host, _ := os.Hostname()
-	cloud.events = cloud.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "aws-cloud-controller-manager", Host: host})
+	cloud.events = cloud.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "aws-cloud-controller-manager", Host: host})
 	cloud.view = instances.New(instances.NewEC2(clients.EC2), instances.Options{
 		ClusterFilters: clusterFilters(env),
 		VPCID:          env.VPCID,

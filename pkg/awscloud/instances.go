@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
@@ -24,10 +23,10 @@ func (e *unresolvableError) Error() string { return e.msg }
 
 // instanceID finds the instance ID of node: spec.providerID first, then a
 // resource-based name (i-...), then the private DNS name.
-func (i *instancesV2) instanceID(ctx context.Context, node *v1.Node) (string, error) {
+func (i *instancesV2) instanceID(ctx context.Context, node *corev1.Node) (string, error) {
 	ref := i.c.refs.of(node)
 	if ref.err != nil {
-		i.c.events.Eventf(node, v1.EventTypeWarning, ReasonInvalidProviderID,
+		i.c.events.Eventf(node, corev1.EventTypeWarning, ReasonInvalidProviderID,
 			"spec.providerID is not an AWS providerID: %v. Fix the kubelet's --provider-id (aws:///<zone>/<instance-id>) and re-register the Node.", ref.err)
 		return "", &unresolvableError{msg: fmt.Sprintf("node %s: %v", node.Name, ref.err)}
 	}
@@ -36,7 +35,7 @@ func (i *instancesV2) instanceID(ctx context.Context, node *v1.Node) (string, er
 	}
 	inst, err := i.c.view.ByName(ctx, node.Name)
 	if errors.Is(err, instances.ErrNotFound) {
-		i.c.events.Eventf(node, v1.EventTypeWarning, ReasonNodeNotResolvable,
+		i.c.events.Eventf(node, corev1.EventTypeWarning, ReasonNodeNotResolvable,
 			"Node has no spec.providerID and no running EC2 instance in %s has the private DNS name %q. "+
 				"Start the kubelet with --provider-id=aws:///<zone>/<instance-id>, or with --hostname-override set to the instance's private DNS name "+
 				"(custom DHCP option sets change the hostname).", i.c.env.VPCID, node.Name)
@@ -49,7 +48,7 @@ func (i *instancesV2) instanceID(ctx context.Context, node *v1.Node) (string, er
 }
 
 // observe resolves node to its instance and returns what the view knows.
-func (i *instancesV2) observe(ctx context.Context, node *v1.Node) (string, instances.Observation, error) {
+func (i *instancesV2) observe(ctx context.Context, node *corev1.Node) (string, instances.Observation, error) {
 	id, err := i.instanceID(ctx, node)
 	if err != nil {
 		return "", instances.Observation{}, err
@@ -60,20 +59,20 @@ func (i *instancesV2) observe(ctx context.Context, node *v1.Node) (string, insta
 
 // InstanceMetadata returns providerID, type, zone, region, addresses and the
 // zone-ID label of the node's instance.
-func (i *instancesV2) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
+func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (*cloudprovider.InstanceMetadata, error) {
 	id, obs, err := i.observe(ctx, node)
 	if err != nil {
 		return nil, err
 	}
 	inst := obs.Instance
 	if inst == nil {
-		i.c.events.Eventf(node, v1.EventTypeWarning, ReasonInstanceNotFound,
+		i.c.events.Eventf(node, corev1.EventTypeWarning, ReasonInstanceNotFound,
 			"EC2 instance %s is not found in region %s (missing since %s). If it was just launched, EC2 may not show it yet; otherwise check the providerID and the region.",
 			id, i.c.env.Region, obs.AbsentSince.UTC().Format("15:04:05Z"))
 		return nil, fmt.Errorf("instance %s of node %s: %w", id, node.Name, cloudprovider.InstanceNotFound)
 	}
 	if inst.Terminated() {
-		i.c.events.Eventf(node, v1.EventTypeWarning, ReasonInstanceTerminated,
+		i.c.events.Eventf(node, corev1.EventTypeWarning, ReasonInstanceTerminated,
 			"EC2 instance %s is terminated; the Node is deleted once it is NotReady. If the providerID is wrong, re-register the Node.", id)
 		return nil, fmt.Errorf("instance %s of node %s is terminated", id, node.Name)
 	}
@@ -95,7 +94,7 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *v1.Node) (*clo
 // terminated, or successful lookups have missed it at least twice over the
 // absence grace period. Errors, throttles and timeouts return an error, so
 // the lifecycle controller never deletes a Node because AWS was unreachable.
-func (i *instancesV2) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
+func (i *instancesV2) InstanceExists(ctx context.Context, node *corev1.Node) (bool, error) {
 	id, obs, err := i.observe(ctx, node)
 	if err != nil {
 		return false, err
@@ -111,7 +110,7 @@ func (i *instancesV2) InstanceExists(ctx context.Context, node *v1.Node) (bool, 
 	if obs.AbsentChecks >= 2 && missingFor >= i.c.flags.AbsenceGracePeriod {
 		klog.InfoS("Instance has been missing from EC2 past the grace period; the Node may be deleted",
 			"node", klog.KObj(node), "instance", id, "missingFor", missingFor, "checks", obs.AbsentChecks)
-		i.c.events.Eventf(node, v1.EventTypeWarning, ReasonInstanceAbsent,
+		i.c.events.Eventf(node, corev1.EventTypeWarning, ReasonInstanceAbsent,
 			"EC2 instance %s has been missing from EC2 for %s (%d lookups); the Node is treated as deleted.", id, missingFor.Round(1e9), obs.AbsentChecks)
 		return false, nil
 	}
@@ -121,7 +120,7 @@ func (i *instancesV2) InstanceExists(ctx context.Context, node *v1.Node) (bool, 
 }
 
 // InstanceShutdown is true for stopped and stopping instances.
-func (i *instancesV2) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
+func (i *instancesV2) InstanceShutdown(ctx context.Context, node *corev1.Node) (bool, error) {
 	_, obs, err := i.observe(ctx, node)
 	if err != nil {
 		return false, err

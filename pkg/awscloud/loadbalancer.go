@@ -2,8 +2,7 @@ package awscloud
 
 import (
 	"context"
-
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
@@ -47,22 +46,22 @@ func (c *Cloud) newLoadBalancers(clients *awsapi.Clients) *lb.Reconciler {
 // loadBalancers adapts the reconciler to cloudprovider.LoadBalancer.
 type loadBalancers struct{ r *lb.Reconciler }
 
-func (l loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+func (l loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *corev1.Service) (*corev1.LoadBalancerStatus, bool, error) {
 	return l.r.Get(ctx, svc)
 }
 
-func (l loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1.Service) string {
+func (l loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *corev1.Service) string {
 	return lbnames.LoadBalancerName(svc)
 }
 
-func (l loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+func (l loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
 	return l.r.Ensure(ctx, svc, nodes)
 }
 
-func (l loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) error {
+func (l loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *corev1.Service, nodes []*corev1.Node) error {
 	return l.r.Update(ctx, svc, nodes)
 }
 
-func (l loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
+func (l loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *corev1.Service) error {
 	return l.r.Delete(ctx, svc)
 }

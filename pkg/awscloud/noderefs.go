@@ -1,9 +1,8 @@
 package awscloud
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"sync"
-
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
@@ -24,7 +23,7 @@ type nodeRef struct {
 // private DNS name.
 func (r nodeRef) byName() bool { return r.instanceID == "" && r.err == nil }
 
-func parseNodeRef(n *v1.Node) nodeRef {
+func parseNodeRef(n *corev1.Node) nodeRef {
 	ref := nodeRef{providerID: n.Spec.ProviderID}
 	if n.Spec.ProviderID != "" {
 		id, err := providerid.Parse(n.Spec.ProviderID)
@@ -46,13 +45,13 @@ type nodeRefs struct {
 func newNodeRefs() *nodeRefs { return &nodeRefs{byNode: map[string]nodeRef{}} }
 
 // of returns n's ref.
-func (r *nodeRefs) of(n *v1.Node) nodeRef {
+func (r *nodeRefs) of(n *corev1.Node) nodeRef {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.ofLocked(n)
 }
 
-func (r *nodeRefs) ofLocked(n *v1.Node) nodeRef {
+func (r *nodeRefs) ofLocked(n *corev1.Node) nodeRef {
 	ref, ok := r.byNode[n.Name]
 	if !ok || ref.providerID != n.Spec.ProviderID {
 		ref = parseNodeRef(n)
@@ -63,7 +62,7 @@ func (r *nodeRefs) ofLocked(n *v1.Node) nodeRef {
 
 // candidates returns what nodes will ask the view about, and forgets the
 // refs of Nodes not among them.
-func (r *nodeRefs) candidates(nodes []*v1.Node) instances.Candidates {
+func (r *nodeRefs) candidates(nodes []*corev1.Node) instances.Candidates {
 	var out instances.Candidates
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -1,22 +1,21 @@
 package awscloud
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"reflect"
 	"testing"
-
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 )
 
-func refNode(name, providerID string) *v1.Node {
-	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1.NodeSpec{ProviderID: providerID}}
+func refNode(name, providerID string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{ProviderID: providerID}}
 }
 
 func TestNodeRefsCandidatesAndReuse(t *testing.T) {
 	r := newNodeRefs()
-	nodes := []*v1.Node{
+	nodes := []*corev1.Node{
 		refNode("ip-10-0-0-1.ec2.internal", "aws:///us-east-1a/i-00000001"),
 		refNode("i-00000002.us-east-1.compute.internal", ""),
 		refNode("ip-10-0-0-3.ec2.internal", ""),
@@ -43,7 +42,7 @@ func TestNodeRefsCandidatesAndReuse(t *testing.T) {
 	if ref := r.of(changed); ref.instanceID != "i-0000000b" {
 		t.Fatalf("ref after the providerID changed = %+v", ref)
 	}
-	if got := r.candidates([]*v1.Node{changed}); !reflect.DeepEqual(got, instances.Candidates{IDs: []string{"i-0000000b"}}) {
+	if got := r.candidates([]*corev1.Node{changed}); !reflect.DeepEqual(got, instances.Candidates{IDs: []string{"i-0000000b"}}) {
 		t.Fatalf("candidates = %+v", got)
 	}
 	if len(r.byNode) != 1 {

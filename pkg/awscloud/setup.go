@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"k8s.io/klog/v2"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
@@ -109,12 +109,12 @@ func askIMDS(ctx context.Context, o awsapi.Options) (*imdsIdentity, error) {
 // fillFromOwnInstance reads VPC and cluster ID from the CCM's own instance.
 func fillFromOwnInstance(ctx context.Context, api ec2Calls, instanceID string, env *environment) error {
 	out, err := api.DescribeInstances(ctx, &ec2.DescribeInstancesInput{
-		Filters: []types.Filter{{Name: aws.String("instance-id"), Values: []string{instanceID}}},
+		Filters: []ec2types.Filter{{Name: aws.String("instance-id"), Values: []string{instanceID}}},
 	})
 	if err != nil {
 		return fmt.Errorf("describe the CCM's own instance %s: %w", instanceID, err)
 	}
-	var self *types.Instance
+	var self *ec2types.Instance
 	for _, r := range out.Reservations {
 		for i := range r.Instances {
 			self = &r.Instances[i]
@@ -137,6 +137,6 @@ func fillFromOwnInstance(ctx context.Context, api ec2Calls, instanceID string, e
 }
 
 // clusterFilters select the cluster's instances.
-func clusterFilters(env environment) []types.Filter {
-	return []types.Filter{clustertag.Filter(env.ClusterID, env.Legacy)}
+func clusterFilters(env environment) []ec2types.Filter {
+	return []ec2types.Filter{clustertag.Filter(env.ClusterID, env.Legacy)}
 }

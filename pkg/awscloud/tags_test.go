@@ -8,14 +8,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
 // ownInstance answers DescribeInstances with one instance carrying tags.
-type ownInstance []types.Tag
+type ownInstance []ec2types.Tag
 
 func (o ownInstance) DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
-	return &ec2.DescribeInstancesOutput{Reservations: []types.Reservation{{Instances: []types.Instance{{
+	return &ec2.DescribeInstancesOutput{Reservations: []ec2types.Reservation{{Instances: []ec2types.Instance{{
 		InstanceId: aws.String("i-self"), VpcId: aws.String("vpc-1"), Tags: o}}}}}, nil
 }
 
@@ -26,7 +26,7 @@ func TestFillFromOwnInstance(t *testing.T) {
 	tags := func(kv ...string) ownInstance {
 		var out ownInstance
 		for i := 0; i < len(kv); i += 2 {
-			out = append(out, types.Tag{Key: aws.String(kv[i]), Value: aws.String(kv[i+1])})
+			out = append(out, ec2types.Tag{Key: aws.String(kv[i]), Value: aws.String(kv[i+1])})
 		}
 		return out
 	}
@@ -35,13 +35,13 @@ func TestFillFromOwnInstance(t *testing.T) {
 		tags    ownInstance
 		id      string
 		legacy  bool
-		filter  types.Filter
+		filter  ec2types.Filter
 		wantErr string
 	}{
 		{name: "current tag", tags: tags("kubernetes.io/cluster/prod", "owned", "Name", "x"), id: "prod",
-			filter: types.Filter{Name: aws.String("tag-key"), Values: []string{"kubernetes.io/cluster/prod"}}},
+			filter: ec2types.Filter{Name: aws.String("tag-key"), Values: []string{"kubernetes.io/cluster/prod"}}},
 		{name: "legacy tag only", tags: tags("KubernetesCluster", "old"), id: "old", legacy: true,
-			filter: types.Filter{Name: aws.String("tag:KubernetesCluster"), Values: []string{"old"}}},
+			filter: ec2types.Filter{Name: aws.String("tag:KubernetesCluster"), Values: []string{"old"}}},
 		{name: "no cluster tag", tags: tags("Name", "x")},
 		// Was "new wins over legacy" (id new): upstream refuses such an
 		// instance, and so does the CCM now.

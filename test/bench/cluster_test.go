@@ -5,6 +5,13 @@ package bench
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 	"maps"
 	"slices"
 	"strings"
@@ -12,14 +19,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -89,11 +88,11 @@ func registerNodes(ctx context.Context, insts []awsemu.Instance) ([]string, erro
 		name := insts[i].PrivateDNSName
 		names[i] = name
 		now := metav1.Now()
-		node := &v1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name, v1.LabelOSStable: "linux"}},
-			Spec:       v1.NodeSpec{Taints: []v1.Taint{{Key: cloudproviderapi.TaintExternalCloudProvider, Value: "true", Effect: v1.TaintEffectNoSchedule}}},
-			Status: v1.NodeStatus{Conditions: []v1.NodeCondition{{
-				Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady",
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name, corev1.LabelOSStable: "linux"}},
+			Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: cloudproviderapi.TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{
+				Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 				LastHeartbeatTime: now, LastTransitionTime: now,
 			}}},
 		}
@@ -107,7 +106,7 @@ func registerNodes(ctx context.Context, insts []awsemu.Instance) ([]string, erro
 
 // setReady patches the Ready condition of the named Nodes, as the node
 // lifecycle does when kubelets stop posting.
-func setReady(ctx context.Context, names []string, status v1.ConditionStatus) error {
+func setReady(ctx context.Context, names []string, status corev1.ConditionStatus) error {
 	patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":%q,"reason":"BenchmarkSet","lastHeartbeatTime":%q,"lastTransitionTime":%q}]}}`,
 		status, time.Now().UTC().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339))
 	return parallel(len(names), kubeletWorkers, func(i int) error {
@@ -121,16 +120,16 @@ func setReady(ctx context.Context, names []string, status v1.ConditionStatus) er
 type tracker struct {
 	mu      sync.Mutex
 	init    map[string]bool
-	ready   map[string]v1.ConditionStatus
+	ready   map[string]corev1.ConditionStatus
 	deleted []string
 }
 
 func startTracker(ctx context.Context, kube kubernetes.Interface) (*tracker, error) {
-	t := &tracker{init: map[string]bool{}, ready: map[string]v1.ConditionStatus{}}
+	t := &tracker{init: map[string]bool{}, ready: map[string]corev1.ConditionStatus{}}
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	inf := factory.Core().V1().Nodes().Informer()
 	set := func(obj any) {
-		if n, ok := obj.(*v1.Node); ok {
+		if n, ok := obj.(*corev1.Node); ok {
 			t.mu.Lock()
 			t.init[n.Name] = initialized(n)
 			t.ready[n.Name] = readyStatus(n)
@@ -144,7 +143,7 @@ func startTracker(ctx context.Context, kube kubernetes.Interface) (*tracker, err
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			if n, ok := obj.(*v1.Node); ok {
+			if n, ok := obj.(*corev1.Node); ok {
 				t.mu.Lock()
 				delete(t.init, n.Name)
 				delete(t.ready, n.Name)
@@ -188,14 +187,14 @@ func (t *tracker) notReadyCount(names []string) int {
 	defer t.mu.Unlock()
 	n := 0
 	for _, name := range names {
-		if s, ok := t.ready[name]; ok && s != v1.ConditionTrue {
+		if s, ok := t.ready[name]; ok && s != corev1.ConditionTrue {
 			n++
 		}
 	}
 	return n
 }
 
-func initialized(n *v1.Node) bool {
+func initialized(n *corev1.Node) bool {
 	if n.Spec.ProviderID == "" {
 		return false
 	}
@@ -207,13 +206,13 @@ func initialized(n *v1.Node) bool {
 	return true
 }
 
-func readyStatus(n *v1.Node) v1.ConditionStatus {
+func readyStatus(n *corev1.Node) corev1.ConditionStatus {
 	for _, c := range n.Status.Conditions {
-		if c.Type == v1.NodeReady {
+		if c.Type == corev1.NodeReady {
 			return c.Status
 		}
 	}
-	return v1.ConditionUnknown
+	return corev1.ConditionUnknown
 }
 
 // waitUntil polls cond every 50 ms and fails the benchmark after timeout.
@@ -298,7 +297,7 @@ func ensureNotReady(b *testing.B) []string {
 		for _, in := range env.base[:min(notReadyN, len(env.base))] {
 			names = append(names, in.PrivateDNSName)
 		}
-		if err := setReady(context.Background(), names, v1.ConditionFalse); err != nil {
+		if err := setReady(context.Background(), names, corev1.ConditionFalse); err != nil {
 			b.Fatal(err)
 		}
 		env.notReady = names

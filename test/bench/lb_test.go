@@ -5,6 +5,12 @@ package bench
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 	"maps"
 	"os"
 	"regexp"
@@ -12,13 +18,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -241,16 +240,16 @@ func (c *ccm) lbSyncs() map[string]syncCount {
 // createLBService creates a LoadBalancer Service: Classic with one TCP
 // port, or NLB with nlbPorts TCP ports.
 func createLBService(ctx context.Context, name string, nlb bool) error {
-	svc := &v1.Service{
+	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: lbNamespace},
-		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name},
-			Ports: []v1.ServicePort{{Name: "p80", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: v1.ProtocolTCP}}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name},
+			Ports: []corev1.ServicePort{{Name: "p80", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
 	}
 	if nlb {
 		svc.Annotations = map[string]string{lbAnnType: "nlb"}
 		for p := 1; p < nlbPorts; p++ {
 			port := int32(80 + 363*p) // 443, ...
-			svc.Spec.Ports = append(svc.Spec.Ports, v1.ServicePort{Name: fmt.Sprintf("p%d", port), Port: port, TargetPort: intstr.FromInt32(8000 + port), Protocol: v1.ProtocolTCP})
+			svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprintf("p%d", port), Port: port, TargetPort: intstr.FromInt32(8000 + port), Protocol: corev1.ProtocolTCP})
 		}
 	}
 	if _, err := env.kube.CoreV1().Services(lbNamespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
@@ -311,12 +310,12 @@ func touchService(ctx context.Context, name string) error {
 // --cloud-provider=external --provider-id registers.
 func registerNodeWithProviderID(ctx context.Context, name, providerID string) error {
 	now := metav1.Now()
-	node := &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name, v1.LabelOSStable: "linux"}},
-		Spec: v1.NodeSpec{ProviderID: providerID,
-			Taints: []v1.Taint{{Key: cloudproviderapi.TaintExternalCloudProvider, Value: "true", Effect: v1.TaintEffectNoSchedule}}},
-		Status: v1.NodeStatus{Conditions: []v1.NodeCondition{{
-			Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady",
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name, corev1.LabelOSStable: "linux"}},
+		Spec: corev1.NodeSpec{ProviderID: providerID,
+			Taints: []corev1.Taint{{Key: cloudproviderapi.TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 			LastHeartbeatTime: now, LastTransitionTime: now,
 		}}},
 	}

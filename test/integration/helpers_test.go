@@ -8,7 +8,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -80,28 +80,28 @@ type nodeOpts struct {
 // registerNode creates a Node the way a kubelet with
 // --cloud-provider=external does: the uninitialized taint, no providerID
 // unless --provider-id was given, and a Ready condition as the kubelet posts.
-func registerNode(t testing.TB, o nodeOpts) *v1.Node {
+func registerNode(t testing.TB, o nodeOpts) *corev1.Node {
 	t.Helper()
-	ready := v1.ConditionTrue
+	ready := corev1.ConditionTrue
 	if o.notReady {
-		ready = v1.ConditionFalse
+		ready = corev1.ConditionFalse
 	}
-	node := &v1.Node{
+	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: o.name, Labels: map[string]string{"kubernetes.io/hostname": o.name}},
-		Spec: v1.NodeSpec{
+		Spec: corev1.NodeSpec{
 			ProviderID: o.providerID,
-			Taints:     []v1.Taint{{Key: cloudproviderapi.TaintExternalCloudProvider, Value: "true", Effect: v1.TaintEffectNoSchedule}},
+			Taints:     []corev1.Taint{{Key: cloudproviderapi.TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
 		},
 	}
 	created, err := env.kube.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create node %s: %v", o.name, err)
 	}
-	created.Status.Conditions = []v1.NodeCondition{{
-		Type: v1.NodeReady, Status: ready, Reason: "KubeletReady",
+	created.Status.Conditions = []corev1.NodeCondition{{
+		Type: corev1.NodeReady, Status: ready, Reason: "KubeletReady",
 		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
 	}}
-	var updated *v1.Node
+	var updated *corev1.Node
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		latest, err := getNode(context.Background(), o.name)
 		if err != nil {
@@ -129,11 +129,11 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func(ctx con
 	}
 }
 
-func getNode(ctx context.Context, name string) (*v1.Node, error) {
+func getNode(ctx context.Context, name string) (*corev1.Node, error) {
 	return env.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 }
 
-func initialized(n *v1.Node) bool {
+func initialized(n *corev1.Node) bool {
 	if n.Spec.ProviderID == "" {
 		return false
 	}
@@ -145,7 +145,7 @@ func initialized(n *v1.Node) bool {
 	return true
 }
 
-func hasTaint(n *v1.Node, key string) bool {
+func hasTaint(n *corev1.Node, key string) bool {
 	for _, taint := range n.Spec.Taints {
 		if taint.Key == key {
 			return true
@@ -187,7 +187,7 @@ func holder(l *coordinationv1.Lease) string {
 func describeInstancesCalls() int { return env.aws.Calls("ec2", "DescribeInstances") }
 
 // events lists the events recorded about a Node.
-func nodeEvents(ctx context.Context, name string) ([]v1.Event, error) {
+func nodeEvents(ctx context.Context, name string) ([]corev1.Event, error) {
 	list, err := env.kube.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + name})
 	if err != nil {
 		return nil, err

@@ -2,14 +2,13 @@ package integration
 
 import (
 	"context"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // TestClassicTLSAndInternal: an internal Classic ELB with an HTTPS listener
@@ -30,9 +29,9 @@ func TestClassicTLSAndInternal(t *testing.T) {
 		annPrefix + "security-groups":        byo,
 		annPrefix + "extra-security-groups":  extra,
 		annPrefix + "target-node-labels":     "role=edge",
-	}, func(s *v1.Service) { s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal },
-		v1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)},
-		v1.ServicePort{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8080)})
+	}, func(s *corev1.Service) { s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal },
+		corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)},
+		corev1.ServicePort{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8080)})
 	host, svc := waitHostname(t, svc.Name)
 	lb := classicLB(t, lbName(svc))
 
@@ -114,8 +113,8 @@ func TestInternalNLBWithAddresses(t *testing.T) {
 		annPrefix + "private-ipv4-addresses":  "10.0.192.10,10.0.208.10",
 		annPrefix + "healthcheck-interval":    "10",
 		annPrefix + "target-group-attributes": "proxy_protocol_v2.enabled=true",
-	}, func(s *v1.Service) { s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal },
-		v1.ServicePort{Name: "dns", Port: 53, TargetPort: intstr.FromInt32(5353), Protocol: v1.ProtocolUDP})
+	}, func(s *corev1.Service) { s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal },
+		corev1.ServicePort{Name: "dns", Port: 53, TargetPort: intstr.FromInt32(5353), Protocol: corev1.ProtocolUDP})
 	_, svc = waitHostname(t, svc.Name)
 	lb := networkLB(t, lbName(svc))
 	if lb.Scheme != "internal" {
@@ -178,7 +177,7 @@ func TestInternalNLBWithAddresses(t *testing.T) {
 
 	// Source ranges change: only the client and MTU rules change.
 	before = lbCalls()
-	updateService(t, svc.Name, func(s *v1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"192.168.0.0/16"} })
+	updateService(t, svc.Name, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"192.168.0.0/16"} })
 	changed := settle(t, before)
 	if m := mutating(changed); !mapsEqual(m, map[string]int{"ec2:AuthorizeSecurityGroupIngress": 1, "ec2:RevokeSecurityGroupIngress": 1}) {
 		t.Errorf("source ranges change: mutating calls %s, want one revoke and one authorize", formatCalls(m))

@@ -1,11 +1,10 @@
 package integration
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"slices"
 	"strconv"
 	"testing"
-
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -27,7 +26,7 @@ func TestClassicLoadBalancerLifecycle(t *testing.T) {
 		annPrefix + "cross-zone-load-balancing-enabled": "true",
 		annPrefix + "additional-resource-tags":          "team=web,cost-center=",
 		annPrefix + "healthcheck-healthy-threshold":     "3",
-	}, func(s *v1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.1.0.0/16"} })
+	}, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.1.0.0/16"} })
 	host, svc := waitHostname(t, svc.Name)
 	create := settle(t, before)
 	t.Logf("Classic create: %d calls: %s", total(create), formatCalls(create))
@@ -103,7 +102,7 @@ func TestClassicLoadBalancerLifecycle(t *testing.T) {
 
 	// One annotation changes: one attribute write.
 	before = lbCalls()
-	updateService(t, svc.Name, func(s *v1.Service) { s.Annotations[annPrefix+"connection-idle-timeout"] = "300" })
+	updateService(t, svc.Name, func(s *corev1.Service) { s.Annotations[annPrefix+"connection-idle-timeout"] = "300" })
 	changed := settle(t, before)
 	if m := mutating(changed); !mapsEqual(m, map[string]int{"elasticloadbalancing:ModifyLoadBalancerAttributes": 1}) {
 		t.Errorf("idle timeout change: mutating calls %s, want one ModifyLoadBalancerAttributes", formatCalls(m))
@@ -114,8 +113,8 @@ func TestClassicLoadBalancerLifecycle(t *testing.T) {
 
 	// An invalid annotation: a Warning naming it, and what it governs stays.
 	before = lbCalls()
-	updateService(t, svc.Name, func(s *v1.Service) { s.Annotations[annPrefix+"cross-zone-load-balancing-enabled"] = "maybe" })
-	waitEvent(t, svc.Name, v1.EventTypeWarning, "InvalidLoadBalancerConfiguration", annPrefix+"cross-zone-load-balancing-enabled", `"maybe"`)
+	updateService(t, svc.Name, func(s *corev1.Service) { s.Annotations[annPrefix+"cross-zone-load-balancing-enabled"] = "maybe" })
+	waitEvent(t, svc.Name, corev1.EventTypeWarning, "InvalidLoadBalancerConfiguration", annPrefix+"cross-zone-load-balancing-enabled", `"maybe"`)
 	invalid := settle(t, before)
 	if m := mutating(invalid); len(m) != 0 {
 		t.Errorf("invalid annotation: mutating calls %s, want none", formatCalls(m))

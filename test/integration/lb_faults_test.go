@@ -3,14 +3,13 @@ package integration
 import (
 	"context"
 	"fmt"
-	"slices"
-	"testing"
-	"time"
-
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"slices"
+	"testing"
+	"time"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -29,7 +28,7 @@ func injectFault(t *testing.T, f awsemu.Fault) int {
 }
 
 // getService returns the Service, or nil once it is gone.
-func getService(t *testing.T, name string) *v1.Service {
+func getService(t *testing.T, name string) *corev1.Service {
 	t.Helper()
 	svc, err := env.kube.CoreV1().Services(lbNamespace).Get(context.Background(), name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -100,7 +99,7 @@ func TestClassicDeleteAfterFailedCreate(t *testing.T) {
 	waitFor(t, 30*time.Second, "security group "+sgName, func(context.Context) (bool, error) {
 		return len(env.aws.SecurityGroupsNamed(sgName)) == 1, nil
 	})
-	waitEvent(t, svc.Name, v1.EventTypeWarning, "SyncLoadBalancerFailed", "TooManyLoadBalancers")
+	waitEvent(t, svc.Name, corev1.EventTypeWarning, "SyncLoadBalancerFailed", "TooManyLoadBalancers")
 	if n := env.aws.Calls("elasticloadbalancing", "CreateLoadBalancer") - creates; n < 1 {
 		t.Fatalf("CreateLoadBalancer was called %d times, want at least once", n)
 	}
@@ -152,7 +151,7 @@ func TestClassicDeleteRetriesDependencyViolation(t *testing.T) {
 	if lbs := env.aws.ClassicLoadBalancers(); len(lbs) != 0 {
 		t.Errorf("Classic load balancer still there after the first delete attempt: %v", lbs)
 	}
-	waitEvent(t, svc.Name, v1.EventTypeWarning, "SyncLoadBalancerFailed", "DependencyViolation")
+	waitEvent(t, svc.Name, corev1.EventTypeWarning, "SyncLoadBalancerFailed", "DependencyViolation")
 
 	deleteServiceHeld(t, svc.Name, 60*time.Second, func() []string { return groupNames(env.aws.SecurityGroupsNamed(sgName)) })
 	t.Logf("deleted after two DependencyViolations in %s", time.Since(start).Round(time.Millisecond))
@@ -174,7 +173,7 @@ func TestNLBDeleteAfterFailedListener(t *testing.T) {
 	waitFor(t, 30*time.Second, "a target group", func(context.Context) (bool, error) {
 		return len(env.aws.TargetGroups()) > 0, nil
 	})
-	waitEvent(t, svc.Name, v1.EventTypeWarning, "SyncLoadBalancerFailed", "TooManyListeners")
+	waitEvent(t, svc.Name, corev1.EventTypeWarning, "SyncLoadBalancerFailed", "TooManyListeners")
 	lb := networkLB(t, name)
 	if len(lb.Listeners) != 0 {
 		t.Fatalf("listeners %+v exist although CreateListener always failed", lb.Listeners)
@@ -208,9 +207,9 @@ func TestDeleteUnderThrottling(t *testing.T) {
 	lbNodes(t, 2)
 	clb := lbService(t, "clb-throttle", nil, nil)
 	nlb := lbService(t, "nlb-throttle", map[string]string{annPrefix + "type": "nlb"},
-		func(s *v1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.1.0.0/16"} },
-		v1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: v1.ProtocolTCP},
-		v1.ServicePort{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443), Protocol: v1.ProtocolTCP})
+		func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.1.0.0/16"} },
+		corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP},
+		corev1.ServicePort{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443), Protocol: corev1.ProtocolTCP})
 	waitHostname(t, clb.Name)
 	waitHostname(t, nlb.Name)
 	if got := describedRules(securityGroup(t, nodeGroupID).Ingress); len(got) == 0 {
@@ -270,8 +269,8 @@ func TestEC2ErrorNeverDeregisters(t *testing.T) {
 		t.Errorf("DeregisterInstancesFromLoadBalancer called %d times while EC2 failed", n)
 	}
 	// Both paths failed (rather than not running at all).
-	waitEvent(t, svc.Name, v1.EventTypeWarning, "UpdateLoadBalancerFailed", "look up the instances")
-	waitEvent(t, svc.Name, v1.EventTypeWarning, "SyncLoadBalancerFailed", "look up the instances")
+	waitEvent(t, svc.Name, corev1.EventTypeWarning, "UpdateLoadBalancerFailed", "look up the instances")
+	waitEvent(t, svc.Name, corev1.EventTypeWarning, "SyncLoadBalancerFailed", "look up the instances")
 
 	env.aws.ClearFault(fault)
 	cleared := time.Now()
@@ -300,13 +299,13 @@ func TestTypeChangeRejected(t *testing.T) {
 	settle(t, map[string]int{}) // let the create's calls finish
 
 	before := lbCalls()
-	updateService(t, svc.Name, func(s *v1.Service) {
+	updateService(t, svc.Name, func(s *corev1.Service) {
 		if s.Annotations == nil {
 			s.Annotations = map[string]string{}
 		}
 		s.Annotations[annPrefix+"type"] = "nlb"
 	})
-	waitEvent(t, svc.Name, v1.EventTypeWarning, "InvalidLoadBalancerConfiguration", annPrefix+"type", "Classic ELB")
+	waitEvent(t, svc.Name, corev1.EventTypeWarning, "InvalidLoadBalancerConfiguration", annPrefix+"type", "Classic ELB")
 	// Refusing reads nothing from AWS, so settle would not see a change:
 	// wait past the controller's first retry (5 s) instead.
 	time.Sleep(6 * time.Second)
@@ -327,7 +326,7 @@ func TestTypeChangeRejected(t *testing.T) {
 		t.Errorf("service status changed to %+v, want the Classic hostname %s", ing, host)
 	}
 	// The sync failed (and so is retried), naming the annotation.
-	waitEvent(t, svc.Name, v1.EventTypeWarning, "SyncLoadBalancerFailed", annPrefix+"type")
+	waitEvent(t, svc.Name, corev1.EventTypeWarning, "SyncLoadBalancerFailed", annPrefix+"type")
 
 	deleteService(t, svc.Name)
 	assertNoLoadBalancerLeft(t)

@@ -3,18 +3,17 @@ package integration
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"maps"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
@@ -46,14 +45,14 @@ func lbNodes(t *testing.T, n int) []awsemu.Instance {
 
 // lbService creates a Service of type LoadBalancer; it is deleted (and its
 // load balancer with it) when the test ends.
-func lbService(t *testing.T, name string, ann map[string]string, mod func(*v1.Service), ports ...v1.ServicePort) *v1.Service {
+func lbService(t *testing.T, name string, ann map[string]string, mod func(*corev1.Service), ports ...corev1.ServicePort) *corev1.Service {
 	t.Helper()
 	if len(ports) == 0 {
-		ports = []v1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: v1.ProtocolTCP}}
+		ports = []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}
 	}
-	svc := &v1.Service{
+	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: lbNamespace, Annotations: ann},
-		Spec:       v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Ports: ports, Selector: map[string]string{"app": name}},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: ports, Selector: map[string]string{"app": name}},
 	}
 	if mod != nil {
 		mod(svc)
@@ -81,7 +80,7 @@ func deleteService(t *testing.T, name string) {
 }
 
 // updateService applies mod to the latest Service.
-func updateService(t *testing.T, name string, mod func(*v1.Service)) {
+func updateService(t *testing.T, name string, mod func(*corev1.Service)) {
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		svc, err := env.kube.CoreV1().Services(lbNamespace).Get(context.Background(), name, metav1.GetOptions{})
@@ -98,9 +97,9 @@ func updateService(t *testing.T, name string, mod func(*v1.Service)) {
 }
 
 // waitHostname waits for the Service's load-balancer hostname.
-func waitHostname(t *testing.T, name string) (string, *v1.Service) {
+func waitHostname(t *testing.T, name string) (string, *corev1.Service) {
 	t.Helper()
-	var svc *v1.Service
+	var svc *corev1.Service
 	waitFor(t, 60*time.Second, "load balancer of "+name, func(ctx context.Context) (bool, error) {
 		s, err := env.kube.CoreV1().Services(lbNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -194,7 +193,7 @@ func formatCalls(calls map[string]int) string {
 // controller run EnsureLoadBalancer again with the same desired state.
 func touch(t *testing.T, name string) {
 	t.Helper()
-	updateService(t, name, func(s *v1.Service) {
+	updateService(t, name, func(s *corev1.Service) {
 		if s.Annotations == nil {
 			s.Annotations = map[string]string{}
 		}
@@ -203,7 +202,7 @@ func touch(t *testing.T, name string) {
 }
 
 // serviceEvents lists the events about a Service.
-func serviceEvents(ctx context.Context, name string) ([]v1.Event, error) {
+func serviceEvents(ctx context.Context, name string) ([]corev1.Event, error) {
 	list, err := env.kube.CoreV1().Events(lbNamespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Service,involvedObject.name=" + name})
 	if err != nil {
 		return nil, err
@@ -213,9 +212,9 @@ func serviceEvents(ctx context.Context, name string) ([]v1.Event, error) {
 
 // waitEvent waits for an event about the Service with reason whose message
 // contains every part.
-func waitEvent(t *testing.T, name, eventType, reason string, parts ...string) v1.Event {
+func waitEvent(t *testing.T, name, eventType, reason string, parts ...string) corev1.Event {
 	t.Helper()
-	var found v1.Event
+	var found corev1.Event
 	waitFor(t, 30*time.Second, fmt.Sprintf("%s event %s on service %s", eventType, reason, name), func(ctx context.Context) (bool, error) {
 		evs, err := serviceEvents(ctx, name)
 		if err != nil {
@@ -264,7 +263,7 @@ func securityGroup(t *testing.T, id string) awsemu.SecurityGroup {
 }
 
 // lbName is the load balancer name of a Service (its UID-derived name).
-func lbName(svc *v1.Service) string { return lbnames.LoadBalancerName(svc) }
+func lbName(svc *corev1.Service) string { return lbnames.LoadBalancerName(svc) }
 
 // assertNoLoadBalancerLeft fails unless AWS holds no load balancer,
 // listener, target group or k8s-elb- security group, and no node-group

@@ -1,12 +1,11 @@
 package integration
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"slices"
 	"strings"
 	"testing"
-
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -28,9 +27,9 @@ func TestNLBLifecycle(t *testing.T) {
 		annPrefix + "additional-resource-tags":          "team=web",
 		annPrefix + "healthcheck-timeout":               "7",
 		annPrefix + "target-group-attributes":           "preserve_client_ip.enabled=false",
-	}, func(s *v1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.1.0.0/16"} },
-		v1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: v1.ProtocolTCP},
-		v1.ServicePort{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443), Protocol: v1.ProtocolTCP})
+	}, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.1.0.0/16"} },
+		corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP},
+		corev1.ServicePort{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443), Protocol: corev1.ProtocolTCP})
 	host, svc := waitHostname(t, svc.Name)
 	create := settle(t, before)
 	t.Logf("NLB create: %d calls: %s", total(create), formatCalls(create))
@@ -131,7 +130,7 @@ func TestNLBLifecycle(t *testing.T) {
 	// The health-check interval names the target groups: new ones replace
 	// the old, which are deleted.
 	old := sortedKeysOf(targetGroupsByARN())
-	updateService(t, svc.Name, func(s *v1.Service) { s.Annotations[annPrefix+"healthcheck-interval"] = "10" })
+	updateService(t, svc.Name, func(s *corev1.Service) { s.Annotations[annPrefix+"healthcheck-interval"] = "10" })
 	waitFor(t, 30e9, "target groups replaced", func(ctx contextT) (bool, error) {
 		now := targetGroupsByARN()
 		if len(now) != 2 {

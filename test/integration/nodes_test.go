@@ -3,14 +3,13 @@ package integration
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/retry"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/retry"
-	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
@@ -76,31 +75,31 @@ func TestNodesJoinAtOnce(t *testing.T) {
 	}
 }
 
-func assertInitializedFrom(t *testing.T, node *v1.Node, in awsemu.Instance) {
+func assertInitializedFrom(t *testing.T, node *corev1.Node, in awsemu.Instance) {
 	t.Helper()
 	if want := providerid.Format(in.AvailabilityZone, in.ID); node.Spec.ProviderID != want {
 		t.Errorf("node %s providerID = %q, want %q", node.Name, node.Spec.ProviderID, want)
 	}
 	wantLabels := map[string]string{
-		v1.LabelInstanceTypeStable: in.Type,
-		v1.LabelTopologyZone:       in.AvailabilityZone,
-		v1.LabelTopologyRegion:     region,
-		"topology.k8s.aws/zone-id": map[string]string{"us-east-1a": "use1-az1", "us-east-1b": "use1-az2", "us-east-1c": "use1-az4"}[in.AvailabilityZone],
+		corev1.LabelInstanceTypeStable: in.Type,
+		corev1.LabelTopologyZone:       in.AvailabilityZone,
+		corev1.LabelTopologyRegion:     region,
+		"topology.k8s.aws/zone-id":     map[string]string{"us-east-1a": "use1-az1", "us-east-1b": "use1-az2", "us-east-1c": "use1-az4"}[in.AvailabilityZone],
 	}
 	for k, want := range wantLabels {
 		if got := node.Labels[k]; got != want {
 			t.Errorf("node %s label %s = %q, want %q", node.Name, k, got, want)
 		}
 	}
-	want := []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: in.PrivateIP}}
+	want := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.PrivateIP}}
 	if in.PublicIP != "" {
-		want = append(want, v1.NodeAddress{Type: v1.NodeExternalIP, Address: in.PublicIP})
+		want = append(want, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: in.PublicIP})
 	}
 	want = append(want,
-		v1.NodeAddress{Type: v1.NodeInternalDNS, Address: in.PrivateDNSName},
-		v1.NodeAddress{Type: v1.NodeHostName, Address: in.PrivateDNSName})
+		corev1.NodeAddress{Type: corev1.NodeInternalDNS, Address: in.PrivateDNSName},
+		corev1.NodeAddress{Type: corev1.NodeHostName, Address: in.PrivateDNSName})
 	if in.PublicDNSName != "" {
-		want = append(want, v1.NodeAddress{Type: v1.NodeExternalDNS, Address: in.PublicDNSName})
+		want = append(want, corev1.NodeAddress{Type: corev1.NodeExternalDNS, Address: in.PublicDNSName})
 	}
 	if !slices.Equal(node.Status.Addresses, want) {
 		t.Errorf("node %s addresses = %v, want %v (the secondary pod IP %v must not appear)", node.Name, node.Status.Addresses, want, in.ENIs[0].PrivateIPs[1:])
@@ -287,14 +286,14 @@ func TestFaultsNeverDeleteNodes(t *testing.T) {
 func TestUnresolvableNodeGetsWarningEvent(t *testing.T) {
 	name := fmt.Sprintf("worker-%d.corp.example.com", instanceSeq.Add(1))
 	registerNode(t, nodeOpts{name: name})
-	var found v1.Event
+	var found corev1.Event
 	waitFor(t, 30*time.Second, "warning event on the node", func(ctx context.Context) (bool, error) {
 		evs, err := nodeEvents(ctx, name)
 		if err != nil {
 			return false, err
 		}
 		for _, ev := range evs {
-			if ev.Type == v1.EventTypeWarning && ev.Reason == "AWSInstanceNotResolvable" {
+			if ev.Type == corev1.EventTypeWarning && ev.Reason == "AWSInstanceNotResolvable" {
 				found = ev
 				return true, nil
 			}
@@ -327,8 +326,8 @@ func markNotReady(t *testing.T, name string) {
 			return err
 		}
 		for i := range node.Status.Conditions {
-			if node.Status.Conditions[i].Type == v1.NodeReady {
-				node.Status.Conditions[i].Status = v1.ConditionFalse
+			if node.Status.Conditions[i].Type == corev1.NodeReady {
+				node.Status.Conditions[i].Status = corev1.ConditionFalse
 			}
 		}
 		_, err = env.kube.CoreV1().Nodes().UpdateStatus(context.Background(), node, updateOpts)

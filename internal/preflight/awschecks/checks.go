@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	corev1 "k8s.io/api/core/v1"
 
@@ -122,14 +122,14 @@ type runner struct {
 
 // instanceSet is what DescribeInstances said about the requested IDs.
 type instanceSet struct {
-	ids  []string                  // requested, deduplicated, in order
-	byID map[string]types.Instance // found, any state
+	ids  []string                     // requested, deduplicated, in order
+	byID map[string]ec2types.Instance // found, any state
 }
 
 // live returns the found instances that are not terminated or shutting
 // down, in request order; only lists those of ids when given.
-func (s *instanceSet) live(ids ...string) []types.Instance {
-	var out []types.Instance
+func (s *instanceSet) live(ids ...string) []ec2types.Instance {
+	var out []ec2types.Instance
 	for _, id := range s.ids {
 		in, ok := s.byID[id]
 		if ok && !gone(in) && (len(ids) == 0 || slices.Contains(ids, id)) {
@@ -139,12 +139,12 @@ func (s *instanceSet) live(ids ...string) []types.Instance {
 	return out
 }
 
-func gone(in types.Instance) bool {
-	state := types.InstanceStateName("")
+func gone(in ec2types.Instance) bool {
+	state := ec2types.InstanceStateName("")
 	if in.State != nil {
 		state = in.State.Name
 	}
-	return state == types.InstanceStateNameTerminated || state == types.InstanceStateNameShuttingDown
+	return state == ec2types.InstanceStateNameTerminated || state == ec2types.InstanceStateNameShuttingDown
 }
 
 // callerIdentity calls STS GetCallerIdentity once.
@@ -167,7 +167,7 @@ func (r *runner) instances(ctx context.Context) (*instanceSet, error) {
 		return r.inst, r.instErr
 	}
 	r.instDone = true
-	set := &instanceSet{byID: map[string]types.Instance{}}
+	set := &instanceSet{byID: map[string]ec2types.Instance{}}
 	for _, id := range slices.Concat(r.in.InstanceIDs, r.in.ControlPlaneInstanceIDs) {
 		if id != "" && !slices.Contains(set.ids, id) {
 			set.ids = append(set.ids, id)
@@ -175,7 +175,7 @@ func (r *runner) instances(ctx context.Context) (*instanceSet, error) {
 	}
 	for batch := range slices.Chunk(set.ids, describeBatch) {
 		p := ec2.NewDescribeInstancesPaginator(r.ec2.DescribeInstances, &ec2.DescribeInstancesInput{
-			Filters:    []types.Filter{{Name: aws.String("instance-id"), Values: batch}},
+			Filters:    []ec2types.Filter{{Name: aws.String("instance-id"), Values: batch}},
 			MaxResults: aws.Int32(1000),
 		})
 		for p.HasMorePages() {
@@ -202,7 +202,7 @@ func describeFailed(err error) preflight.Result {
 }
 
 // tags returns EC2 tags as a map.
-func tags(ts []types.Tag) map[string]string { return clustertag.Map(ts) }
+func tags(ts []ec2types.Tag) map[string]string { return clustertag.Map(ts) }
 
 // short lists at most listShown items, then says how many more there are.
 func short(items []string) string {

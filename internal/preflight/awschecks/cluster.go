@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
@@ -144,7 +144,7 @@ func (r *runner) instancesExist(ctx context.Context) preflight.Result {
 			missing = append(missing, id+" (not found)")
 		case gone(in):
 			missing = append(missing, fmt.Sprintf("%s (%s)", id, in.State.Name))
-		case in.State != nil && in.State.Name == types.InstanceStateNameStopped:
+		case in.State != nil && in.State.Name == ec2types.InstanceStateNameStopped:
 			stopped++
 		}
 	}

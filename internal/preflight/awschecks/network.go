@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
@@ -17,7 +17,7 @@ import (
 
 // liveCluster returns the live instances and the cluster ID, or the result
 // to report when there is nothing to check.
-func (r *runner) liveCluster(ctx context.Context) ([]types.Instance, string, *preflight.Result) {
+func (r *runner) liveCluster(ctx context.Context) ([]ec2types.Instance, string, *preflight.Result) {
 	set, err := r.instances(ctx)
 	if err != nil {
 		res := describeFailed(err)
@@ -65,9 +65,9 @@ func (r *runner) subnetsTagged(ctx context.Context) preflight.Result {
 		return preflight.Skip("the instances report no VPC or zone")
 	}
 	slices.Sort(zones)
-	var subnets []types.Subnet
+	var subnets []ec2types.Subnet
 	p := ec2.NewDescribeSubnetsPaginator(r.ec2.DescribeSubnets, &ec2.DescribeSubnetsInput{
-		Filters: []types.Filter{{Name: aws.String("vpc-id"), Values: vpcs}}, MaxResults: aws.Int32(1000)})
+		Filters: []ec2types.Filter{{Name: aws.String("vpc-id"), Values: vpcs}}, MaxResults: aws.Int32(1000)})
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
@@ -77,7 +77,7 @@ func (r *runner) subnetsTagged(ctx context.Context) preflight.Result {
 	}
 	var found, problems, fixes []string
 	for _, zone := range zones {
-		var inZone []types.Subnet
+		var inZone []ec2types.Subnet
 		chosen := ""
 		for _, sn := range subnets {
 			if aws.ToString(sn.AvailabilityZone) != zone {
@@ -135,7 +135,7 @@ func (r *runner) subnetsTagged(ctx context.Context) preflight.Result {
 
 // primaryGroups returns the security groups of the instance's primary
 // network interface (the instance's groups when it reports no interface).
-func primaryGroups(in types.Instance) []string {
+func primaryGroups(in ec2types.Instance) []string {
 	var ids []string
 	for _, eni := range in.NetworkInterfaces {
 		if eni.Attachment != nil && aws.ToInt32(eni.Attachment.DeviceIndex) == 0 {
@@ -173,7 +173,7 @@ func (r *runner) securityGroups(ctx context.Context) preflight.Result {
 	tagged := map[string]bool{}
 	for batch := range slices.Chunk(all, groupBatch) {
 		p := ec2.NewDescribeSecurityGroupsPaginator(r.ec2.DescribeSecurityGroups, &ec2.DescribeSecurityGroupsInput{
-			Filters: []types.Filter{{Name: aws.String("group-id"), Values: batch}}, MaxResults: aws.Int32(1000)})
+			Filters: []ec2types.Filter{{Name: aws.String("group-id"), Values: batch}}, MaxResults: aws.Int32(1000)})
 		for p.HasMorePages() {
 			out, err := p.NextPage(ctx)
 			if err != nil {
@@ -245,15 +245,15 @@ func (r *runner) imds(ctx context.Context) preflight.Result {
 	for _, in := range cps {
 		iid, mo := aws.ToString(in.InstanceId), in.MetadataOptions
 		if mo == nil {
-			mo = &types.InstanceMetadataOptionsResponse{}
+			mo = &ec2types.InstanceMetadataOptionsResponse{}
 		}
 		hop := aws.ToInt32(mo.HttpPutResponseHopLimit)
 		desc := fmt.Sprintf("%s: HttpTokens=%s, hop limit %d", iid, mo.HttpTokens, hop)
 		seen = append(seen, desc)
 		switch {
-		case mo.HttpEndpoint == types.InstanceMetadataEndpointStateDisabled:
+		case mo.HttpEndpoint == ec2types.InstanceMetadataEndpointStateDisabled:
 			problems, ids = append(problems, iid+": the metadata endpoint is disabled"), append(ids, iid)
-		case !r.in.HostNetwork && mo.HttpTokens == types.HttpTokensStateRequired && hop <= 1:
+		case !r.in.HostNetwork && mo.HttpTokens == ec2types.HttpTokensStateRequired && hop <= 1:
 			problems, ids = append(problems, desc+": IMDSv2 answers reach no pod"), append(ids, iid)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
@@ -35,14 +35,14 @@ func (r *runner) nodeNames(ctx context.Context) preflight.Result {
 	}
 	found := map[string]bool{}
 	live := []string{"pending", "running", "stopping", "stopped"}
-	lookup := func(filter string, values []string, key func(types.Instance) string) error {
+	lookup := func(filter string, values []string, key func(ec2types.Instance) string) error {
 		for batch := range slices.Chunk(values, describeBatch) {
-			in := &ec2.DescribeInstancesInput{MaxResults: aws.Int32(1000), Filters: []types.Filter{
+			in := &ec2.DescribeInstancesInput{MaxResults: aws.Int32(1000), Filters: []ec2types.Filter{
 				{Name: aws.String(filter), Values: batch},
 				{Name: aws.String("instance-state-name"), Values: live},
 			}}
 			if cc := r.in.CloudConfig; cc != nil && cc.Global.VPC != "" {
-				in.Filters = append(in.Filters, types.Filter{Name: aws.String("vpc-id"), Values: []string{cc.Global.VPC}})
+				in.Filters = append(in.Filters, ec2types.Filter{Name: aws.String("vpc-id"), Values: []string{cc.Global.VPC}})
 			}
 			p := ec2.NewDescribeInstancesPaginator(r.ec2.DescribeInstances, in)
 			for p.HasMorePages() {
@@ -59,10 +59,10 @@ func (r *runner) nodeNames(ctx context.Context) preflight.Result {
 		}
 		return nil
 	}
-	if err := lookup("instance-id", byID, func(i types.Instance) string { return aws.ToString(i.InstanceId) }); err != nil {
+	if err := lookup("instance-id", byID, func(i ec2types.Instance) string { return aws.ToString(i.InstanceId) }); err != nil {
 		return describeFailed(err)
 	}
-	if err := lookup("private-dns-name", byDNS, func(i types.Instance) string { return aws.ToString(i.PrivateDnsName) }); err != nil {
+	if err := lookup("private-dns-name", byDNS, func(i ec2types.Instance) string { return aws.ToString(i.PrivateDnsName) }); err != nil {
 		return describeFailed(err)
 	}
 	var lost []string

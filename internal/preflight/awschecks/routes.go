@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
@@ -54,11 +54,11 @@ func (r *runner) routeTables(ctx context.Context) preflight.Result {
 	}
 	// One listing of the tagged tables, region-wide as the route controller
 	// looks; the legacy tag is matched on its value here.
-	tagged, err := r.describeRouteTables(ctx, types.Filter{Name: aws.String("tag-key"), Values: []string{clustertag.Key(id), clustertag.LegacyKey}})
+	tagged, err := r.describeRouteTables(ctx, ec2types.Filter{Name: aws.String("tag-key"), Values: []string{clustertag.Key(id), clustertag.LegacyKey}})
 	if err != nil {
 		return describeRouteTablesFailed(err)
 	}
-	tagged = slices.DeleteFunc(tagged, func(rt types.RouteTable) bool { return !clustertag.Has(tags(rt.Tags), id) })
+	tagged = slices.DeleteFunc(tagged, func(rt ec2types.RouteTable) bool { return !clustertag.Has(tags(rt.Tags), id) })
 	names := make([]string, len(tagged))
 	for i, rt := range tagged {
 		names[i] = fmt.Sprintf("%s (%s)", aws.ToString(rt.RouteTableId), aws.ToString(rt.VpcId))
@@ -79,7 +79,7 @@ func (r *runner) routeTables(ctx context.Context) preflight.Result {
 
 // configuredRouteTable checks the table the cloud config names.
 func (r *runner) configuredRouteTable(ctx context.Context, rtb string, fail func(string, string, ...any) preflight.Result, note string) preflight.Result {
-	found, err := r.describeRouteTables(ctx, types.Filter{Name: aws.String("route-table-id"), Values: []string{rtb}})
+	found, err := r.describeRouteTables(ctx, ec2types.Filter{Name: aws.String("route-table-id"), Values: []string{rtb}})
 	if err != nil {
 		return describeRouteTablesFailed(err)
 	}
@@ -111,7 +111,7 @@ func (r *runner) tagRouteTableFix(ctx context.Context, set *instanceSet, id stri
 	if len(vpcs) == 0 {
 		return generic
 	}
-	tables, err := r.describeRouteTables(ctx, types.Filter{Name: aws.String("vpc-id"), Values: vpcs})
+	tables, err := r.describeRouteTables(ctx, ec2types.Filter{Name: aws.String("vpc-id"), Values: vpcs})
 	if err != nil {
 		return generic
 	}
@@ -144,9 +144,9 @@ func (r *runner) tagRouteTableFix(ctx context.Context, set *instanceSet, id stri
 }
 
 // describeRouteTables lists the route tables matching filter, every page.
-func (r *runner) describeRouteTables(ctx context.Context, filter types.Filter) ([]types.RouteTable, error) {
-	var out []types.RouteTable
-	p := ec2.NewDescribeRouteTablesPaginator(r.ec2.DescribeRouteTables, &ec2.DescribeRouteTablesInput{Filters: []types.Filter{filter}, MaxResults: aws.Int32(100)})
+func (r *runner) describeRouteTables(ctx context.Context, filter ec2types.Filter) ([]ec2types.RouteTable, error) {
+	var out []ec2types.RouteTable
+	p := ec2.NewDescribeRouteTablesPaginator(r.ec2.DescribeRouteTables, &ec2.DescribeRouteTablesInput{Filters: []ec2types.Filter{filter}, MaxResults: aws.Int32(100)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
