@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -260,7 +262,7 @@ func (v *Values) args() []string {
 		"--bind-address="+v.BindAddress,
 		"--v="+strconv.Itoa(*v.Verbosity),
 	)
-	for _, k := range sortedKeys(v.ExtraArgs) {
+	for _, k := range slices.Sorted(maps.Keys(v.ExtraArgs)) {
 		a = append(a, "--"+k+"="+v.ExtraArgs[k])
 	}
 	return a

@@ -3,6 +3,7 @@ package install
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"regexp"
 	"slices"
@@ -261,7 +262,7 @@ func (v *Values) Validate() error {
 		add("bindAddress %q: not an IP address (e.g. 127.0.0.1 or 0.0.0.0)", v.BindAddress)
 	}
 	managed := managedFlags()
-	for _, k := range sortedKeys(v.ExtraArgs) {
+	for _, k := range slices.Sorted(maps.Keys(v.ExtraArgs)) {
 		switch {
 		case !flagName.MatchString(k):
 			add("extraArgs %q: not a flag name; write it without dashes, e.g. node-monitor-period", k)
@@ -354,13 +355,4 @@ func checkClusterCIDR(s string) string {
 		return "two CIDRs must be one IPv4 and one IPv6 (dual stack)"
 	}
 	return ""
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,6 +3,7 @@ package lb
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -262,7 +263,7 @@ func (r *Reconciler) syncNLBAttributes(ctx context.Context, cfg *lbconfig.Config
 		}
 	}
 	var change []elbv2types.LoadBalancerAttribute
-	for _, k := range sortedKeys(want) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if have[k] != want[k] {
 			change = append(change, elbv2types.LoadBalancerAttribute{Key: aws.String(k), Value: aws.String(want[k])})
 		}

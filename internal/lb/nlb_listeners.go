@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -265,7 +266,7 @@ func (r *Reconciler) syncTargets(ctx context.Context, tg *elbv2types.TargetGroup
 			}
 		}
 	}
-	add, remove := registrations(targets, sortedKeys(have))
+	add, remove := registrations(targets, slices.Sorted(maps.Keys(have)))
 	for start := 0; start < len(remove); start += targetChunk {
 		chunk := remove[start:min(start+targetChunk, len(remove))]
 		if _, err := r.ELBv2.DeregisterTargets(ctx, &elbv2.DeregisterTargetsInput{TargetGroupArn: tg.TargetGroupArn, Targets: targetDescriptions(chunk, port)}); err != nil {
@@ -321,7 +322,7 @@ func (r *Reconciler) syncTargetGroupAttributes(ctx context.Context, cfg *lbconfi
 		have[aws.ToString(x.Key)] = aws.ToString(x.Value)
 	}
 	var change []elbv2types.TargetGroupAttribute
-	for _, k := range sortedKeys(want) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if have[k] != want[k] {
 			change = append(change, elbv2types.TargetGroupAttribute{Key: aws.String(k), Value: aws.String(want[k])})
 		}

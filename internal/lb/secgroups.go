@@ -3,6 +3,7 @@ package lb
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -239,7 +240,7 @@ func (r *Reconciler) syncNodeRules(ctx context.Context, svc *corev1.Service, spe
 			}
 		}
 	}
-	for _, id := range sortedKeys(candidates) {
+	for _, id := range slices.Sorted(maps.Keys(candidates)) {
 		g := candidates[id]
 		var want []rule
 		if slices.Contains(chosen, id) {
@@ -277,7 +278,7 @@ func withMTU(have, want []rule, owns func(rule) bool) ([]rule, func(rule) bool) 
 		}
 	}
 	out := slices.Clone(want)
-	for _, c := range sortedKeys(cidrs) {
+	for _, c := range slices.Sorted(maps.Keys(cidrs)) {
 		out = append(out, rule{Protocol: "icmp", From: 3, To: 4, CIDR: c, Desc: nlbMTURuleDesc})
 	}
 	return out, func(x rule) bool { return owns(x) || x.Desc == nlbMTURuleDesc }
@@ -342,13 +343,4 @@ func uniqueSorted(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -2,6 +2,7 @@ package awsemu
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -15,7 +16,7 @@ type xmlTag struct {
 
 func xmlTags(tags map[string]string) []xmlTag {
 	out := make([]xmlTag, 0, len(tags))
-	for _, k := range sortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		out = append(out, xmlTag{Key: k, Value: tags[k]})
 	}
 	return out

@@ -22,7 +22,7 @@ type xmlLBTag struct {
 
 func xmlLBTags(tags map[string]string) []xmlLBTag {
 	out := make([]xmlLBTag, 0, len(tags))
-	for _, k := range sortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		out = append(out, xmlLBTag{Key: k, Value: tags[k]})
 	}
 	return out

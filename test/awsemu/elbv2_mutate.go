@@ -218,7 +218,7 @@ type elbv2AttributesResult struct {
 
 func attributesResult(defaults, set map[string]string) elbv2AttributesResult {
 	var res elbv2AttributesResult
-	for _, k := range sortedKeys(defaults) {
+	for _, k := range slices.Sorted(maps.Keys(defaults)) {
 		v := defaults[k]
 		if x, ok := set[k]; ok {
 			v = x

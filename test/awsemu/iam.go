@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -180,7 +182,7 @@ func (f *Fixture) buildIAM() (*iamState, []error) {
 				bad("%s: attachedPolicies: %q is not in iam.policies", where, arn)
 			}
 		}
-		for _, name := range sortedKeys(r.InlinePolicies) {
+		for _, name := range slices.Sorted(maps.Keys(r.InlinePolicies)) {
 			if !iamNameRE.MatchString(name) {
 				bad("%s: inline policy name %q is invalid", where, name)
 			}
@@ -383,7 +385,7 @@ func (s *iamState) listAttachedRolePolicies(req *iamReadRequest) (any, *apiError
 }
 
 func (s *iamState) listRolePolicies(req *iamReadRequest) (any, *apiError) {
-	page, next := paginate(sortedKeys(req.role.inline), req.limit, req.offset)
+	page, next := paginate(slices.Sorted(maps.Keys(req.role.inline)), req.limit, req.offset)
 	return struct {
 		PolicyNames []string `xml:"PolicyNames>member"`
 		IsTruncated bool     `xml:"IsTruncated"`

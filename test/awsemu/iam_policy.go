@@ -3,6 +3,7 @@ package awsemu
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -63,7 +64,7 @@ func parsePolicy(doc []byte) (*policy, error) {
 	}
 	var errs []string
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	for _, k := range sortedKeys(top) {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if k != "Version" && k != "Id" && k != "Statement" {
 			bad("unknown element %q (IAM element names are case-sensitive)", k)
 		}
@@ -101,7 +102,7 @@ func parsePolicy(doc []byte) (*policy, error) {
 
 func parseStatement(m map[string]any, bad func(string, ...any)) statement {
 	var st statement
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch k {
 		case "Sid", "Effect", "Action", "NotAction", "Resource", "NotResource", "Condition":
 		case "Principal", "NotPrincipal":
@@ -164,7 +165,7 @@ func parseConditions(c any, bad func(string, ...any)) []condition {
 		return nil
 	}
 	var out []condition
-	for _, opName := range sortedKeys(blocks) {
+	for _, opName := range slices.Sorted(maps.Keys(blocks)) {
 		cond := condition{fn: opName}
 		if set, rest, ok := strings.Cut(opName, ":"); ok {
 			cond.set, cond.fn = set, rest
@@ -183,7 +184,7 @@ func parseConditions(c any, bad func(string, ...any)) []condition {
 			bad("condition %q must map condition keys to values", opName)
 			continue
 		}
-		for _, key := range sortedKeys(keys) {
+		for _, key := range slices.Sorted(maps.Keys(keys)) {
 			vals, err := stringList(keys[key], true)
 			if err != nil || len(vals) == 0 {
 				bad("condition %s %q: values must be a string, number, boolean or a non-empty list of them", opName, key)
@@ -304,7 +305,7 @@ func (c *condition) eval(vals []string, present bool) bool {
 // policies by name, then attached managed policies.
 func (s *iamState) sources(r *iamRoleRec) []policySource {
 	var out []policySource
-	for _, name := range sortedKeys(r.inline) {
+	for _, name := range slices.Sorted(maps.Keys(r.inline)) {
 		out = append(out, policySource{name, "role", r.inline[name].doc})
 	}
 	for _, arn := range r.attached {

@@ -3,6 +3,7 @@ package awsemu
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -96,10 +97,10 @@ func matchFilters(filters []filter, values func(name string) []string) bool {
 func tagValues(tags map[string]string, name string) []string {
 	switch {
 	case name == "tag-key":
-		return sortedKeys(tags)
+		return slices.Sorted(maps.Keys(tags))
 	case name == "tag-value":
 		var vs []string
-		for _, k := range sortedKeys(tags) {
+		for _, k := range slices.Sorted(maps.Keys(tags)) {
 			vs = append(vs, tags[k])
 		}
 		return vs
@@ -109,15 +110,6 @@ func tagValues(tags map[string]string, name string) []string {
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // globMatch matches s against an EC2 filter value where '*' is any run of

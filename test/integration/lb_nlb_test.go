@@ -3,6 +3,7 @@ package integration
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -129,7 +130,7 @@ func TestNLBLifecycle(t *testing.T) {
 
 	// The health-check interval names the target groups: new ones replace
 	// the old, which are deleted.
-	old := sortedKeysOf(targetGroupsByARN())
+	old := slices.Sorted(maps.Keys(targetGroupsByARN()))
 	updateService(t, svc.Name, func(s *corev1.Service) { s.Annotations[annPrefix+"healthcheck-interval"] = "10" })
 	waitFor(t, 30e9, "target groups replaced", func(ctx contextT) (bool, error) {
 		now := targetGroupsByARN()
@@ -171,14 +172,6 @@ func targetIDs(tg awsemu.TargetGroupState) []string {
 	var out []string
 	for _, x := range tg.Targets {
 		out = append(out, x.ID)
-	}
-	return sorted(out)
-}
-
-func sortedKeysOf[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
 	}
 	return sorted(out)
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -134,7 +134,7 @@ func (d Detector) detectRegion(nodes []corev1.Node, g *cloudconfig.Global) {
 			fmt.Fprintf(d.Log, "region %s: from the %s label of %d Nodes (--region overrides)\n", r, corev1.LabelTopologyRegion, n)
 		}
 	default:
-		fmt.Fprintf(d.Log, "region: the Nodes name several (%s); not set, pass --region\n", strings.Join(sortedKeys(regions), ", "))
+		fmt.Fprintf(d.Log, "region: the Nodes name several (%s); not set, pass --region\n", strings.Join(slices.Sorted(maps.Keys(regions)), ", "))
 	}
 }
 
@@ -211,15 +211,6 @@ func (d Detector) detectClusterID(ctx context.Context, nodes []corev1.Node, g *c
 			}
 		}
 	default:
-		unknown(fmt.Sprintf("the instances are tagged for several clusters (%s)", strings.Join(sortedKeys(found), ", ")))
+		unknown(fmt.Sprintf("the instances are tagged for several clusters (%s)", strings.Join(slices.Sorted(maps.Keys(found)), ", ")))
 	}
-}
-
-func sortedKeys(m map[string]int) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -3,7 +3,8 @@ package clusterchecks
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,7 +62,7 @@ func (r *runner) ecrCredentialProvider(ctx context.Context) preflight.Result {
 	}
 	var where []string
 	if len(nodes) > 0 {
-		where = append(where, fmt.Sprintf("on %s (%s)", plural(len(nodes), "Node"), listNames(sortedKeys(nodes))))
+		where = append(where, fmt.Sprintf("on %s (%s)", plural(len(nodes), "Node"), listNames(slices.Sorted(maps.Keys(nodes)))))
 	}
 	if unscheduled > 0 {
 		where = append(where, fmt.Sprintf("%d not scheduled yet", unscheduled))
@@ -69,15 +70,5 @@ func (r *runner) ecrCredentialProvider(ctx context.Context) preflight.Result {
 	return preflight.Fail("on each of these Nodes, "+nodechecks.ECRProviderSetup+"; Pods whose imagePullSecrets carry current ECR credentials do not need it",
 		"%s %s use %s from private ECR registries: %s; the in-tree AWS provider gave the kubelet built-in ECR credentials, which were removed in Kubernetes 1.27, "+
 			"so the kubelet of those Nodes needs the %s image credential provider or it cannot pull an ECR image it has not cached; `awsccmctl preflight --node` on a node verifies it (check %s)",
-		plural(users, "Pod"), strings.Join(where, ", "), counted(len(images), "image", "images"), listNames(sortedKeys(images)), nodechecks.ECRProviderName, nodechecks.IDKubeletECRProvider)
-}
-
-// sortedKeys returns the keys of m, sorted.
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+		plural(users, "Pod"), strings.Join(where, ", "), counted(len(images), "image", "images"), listNames(slices.Sorted(maps.Keys(images))), nodechecks.ECRProviderName, nodechecks.IDKubeletECRProvider)
 }
