@@ -16,6 +16,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
@@ -209,7 +210,7 @@ func (d *demo) awsClients(ctx context.Context) (*awsapi.Clients, error) {
 // the cluster.
 func (d *demo) nodeGroupID() string {
 	for _, sg := range d.fixture.SecurityGroups {
-		if _, ok := sg.Tags[lbnames.ClusterTagKey(clusterID)]; ok {
+		if _, ok := sg.Tags[clustertag.Key(clusterID)]; ok {
 			return sg.ID
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
 
@@ -238,7 +239,7 @@ func leftovers(ctx context.Context, c *awsapi.Clients) (leftover, error) {
 // ingressOf lists a security group's inbound rules, sorted.
 func ingressOf(ctx context.Context, c *awsapi.Clients, groupID string) ([]string, error) {
 	if groupID == "" {
-		return nil, fmt.Errorf("the fixture has no security group tagged %s", lbnames.ClusterTagKey(clusterID))
+		return nil, fmt.Errorf("the fixture has no security group tagged %s", clustertag.Key(clusterID))
 	}
 	out, err := c.EC2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: []string{groupID}})
 	if err != nil {
@@ -311,7 +312,7 @@ func tagStrings(m map[string]string) []string {
 	var first, rest []string
 	for k, v := range m {
 		kv := k + "=" + v
-		if k == lbnames.ClusterTagKey(clusterID) || k == lbnames.ServiceNameTagKey {
+		if k == clustertag.Key(clusterID) || k == lbnames.ServiceNameTagKey {
 			first = append(first, kv)
 		} else {
 			rest = append(rest, kv)

@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
-	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
 
 // Subnet role tags, as upstream reads them (presence only).
@@ -142,7 +142,7 @@ func (r *Reconciler) subnetsFor(ctx context.Context, cfg *lbconfig.Config) ([]su
 	picked := discoverSubnets(all, r.Env.ClusterID, cfg.Scheme == lbconfig.SchemeInternal)
 	if len(picked) == 0 {
 		return nil, fmt.Errorf("could not find any suitable subnets for creating the load balancer in %s: tag one subnet per zone with %s (and %s for internet-facing, %s for internal load balancers), or set %s",
-			r.Env.VPCID, lbnames.ClusterTagKey(r.Env.ClusterID), roleELBTag, roleInternalELBTag, lbconfig.KeySubnets)
+			r.Env.VPCID, clustertag.Key(r.Env.ClusterID), roleELBTag, roleInternalELBTag, lbconfig.KeySubnets)
 	}
 	return picked, nil
 }
@@ -177,10 +177,10 @@ func discoverSubnets(all []subnet, clusterID string, internal bool) []subnet {
 	if internal {
 		role = roleInternalELBTag
 	}
-	mine := lbnames.ClusterTagKey(clusterID)
+	mine := clustertag.Key(clusterID)
 	score := func(s subnet) (int, int) {
 		_, hasRole := s.Tags[role]
-		return b2i(hasRole), b2i(hasAnyClusterTag(s.Tags, clusterID))
+		return b2i(hasRole), b2i(clustertag.Has(s.Tags, clusterID))
 	}
 	best := map[string]subnet{}
 	for _, s := range all {
@@ -215,7 +215,7 @@ func clusterCandidate(tags map[string]string, mine string) bool {
 		return true
 	}
 	for k := range tags {
-		if strings.HasPrefix(k, lbnames.ClusterTagKeyPrefix) {
+		if strings.HasPrefix(k, clustertag.Prefix) {
 			return false
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
@@ -424,7 +425,7 @@ func (r *Reconciler) orphanTargetGroups(ctx context.Context, svc *corev1.Service
 	for _, tg := range found {
 		arn := aws.ToString(tg.TargetGroupArn)
 		t := tags[arn]
-		if hasAnyClusterTag(t, r.Env.ClusterID) && t[lbnames.ServiceNameTagKey] == lbnames.ServiceNameTagValue(svc) && len(tg.LoadBalancerArns) == 0 {
+		if clustertag.Has(t, r.Env.ClusterID) && t[lbnames.ServiceNameTagKey] == lbnames.ServiceNameTagValue(svc) && len(tg.LoadBalancerArns) == 0 {
 			out = append(out, arn)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
@@ -111,7 +112,7 @@ func (r *Reconciler) ensureManagedGroup(ctx context.Context, svc *corev1.Service
 		if err := r.ownership(g.tags, nil); err != nil {
 			return nil, fmt.Errorf("security group %s (%s): %w; delete it or fix its tags", g.id, g.name, err)
 		}
-		if missing := missingTags(g.tags, r.clusterTags()); len(missing) > 0 && !hasAnyClusterTag(g.tags, r.Env.ClusterID) {
+		if missing := missingTags(g.tags, r.clusterTags()); len(missing) > 0 && !clustertag.Has(g.tags, r.Env.ClusterID) {
 			if _, err := r.EC2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{g.id}, Tags: ec2TagList(missing)}); err != nil {
 				return nil, fmt.Errorf("tag security group %s: %w", g.id, err)
 			}
@@ -166,7 +167,7 @@ func (r *Reconciler) nodeGroupsFor(svc *corev1.Service, targets []target, known 
 	for _, t := range targets {
 		var tagged []string
 		for _, id := range t.Groups {
-			if g, ok := known[id]; ok && hasAnyClusterTag(g.tags, r.Env.ClusterID) {
+			if g, ok := known[id]; ok && clustertag.Has(g.tags, r.Env.ClusterID) {
 				tagged = append(tagged, id)
 			}
 		}
@@ -182,7 +183,7 @@ func (r *Reconciler) nodeGroupsFor(svc *corev1.Service, targets []target, known 
 	if len(ambiguous) > 0 {
 		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonTargetSkipped,
 			"cannot tell which security group of these nodes to open for the load balancer, as none carries %s: %s; tag one group per node",
-			lbnames.ClusterTagKey(r.Env.ClusterID), strings.Join(ambiguous, "; "))
+			clustertag.Key(r.Env.ClusterID), strings.Join(ambiguous, "; "))
 	}
 	return uniqueSorted(picked)
 }
@@ -306,21 +307,9 @@ func (r *Reconciler) deleteManagedGroup(ctx context.Context, g *group) error {
 	return nil
 }
 
-// hasAnyClusterTag: tagged for this cluster (any value, or legacy).
-func hasAnyClusterTag(tags map[string]string, clusterID string) bool {
-	if _, ok := tags[lbnames.ClusterTagKey(clusterID)]; ok {
-		return true
-	}
-	return tags[lbnames.LegacyClusterTagKey] == clusterID
-}
-
 // clusterGroupsFilter selects the cluster's security groups in its VPC.
 func (r *Reconciler) clusterGroupsFilter() []ec2types.Filter {
-	f := ec2types.Filter{Name: aws.String("tag-key"), Values: []string{lbnames.ClusterTagKey(r.Env.ClusterID)}}
-	if r.Env.Legacy {
-		f = ec2types.Filter{Name: aws.String("tag:" + lbnames.LegacyClusterTagKey), Values: []string{r.Env.ClusterID}}
-	}
-	return []ec2types.Filter{f, {Name: aws.String("vpc-id"), Values: []string{r.Env.VPCID}}}
+	return []ec2types.Filter{clustertag.Filter(r.Env.ClusterID, r.Env.Legacy), {Name: aws.String("vpc-id"), Values: []string{r.Env.VPCID}}}
 }
 
 func ec2TagList(tags []tag) []ec2types.Tag {

@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"strings"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
@@ -29,9 +30,9 @@ func (r *Reconciler) ownedTags(svc *corev1.Service, cfg *lbconfig.Config) []tag 
 
 // clusterTags mark a resource as the cluster's own.
 func (r *Reconciler) clusterTags() []tag {
-	tags := []tag{{lbnames.ClusterTagKey(r.Env.ClusterID), lbnames.ResourceLifecycleOwned}}
+	tags := []tag{{clustertag.Key(r.Env.ClusterID), string(clustertag.Owned)}}
 	if r.Env.Legacy {
-		tags = append(tags, tag{lbnames.LegacyClusterTagKey, r.Env.ClusterID})
+		tags = append(tags, tag{clustertag.LegacyKey, r.Env.ClusterID})
 	}
 	return tags
 }
@@ -45,13 +46,13 @@ func (r *Reconciler) ownership(tags map[string]string, svc *corev1.Service) erro
 	var others []string
 	for k, v := range tags {
 		switch {
-		case k == lbnames.ClusterTagKey(r.Env.ClusterID):
+		case k == clustertag.Key(r.Env.ClusterID):
 			ours = true
-		case strings.HasPrefix(k, lbnames.ClusterTagKeyPrefix):
-			others = append(others, strings.TrimPrefix(k, lbnames.ClusterTagKeyPrefix))
-		case k == lbnames.LegacyClusterTagKey && v == r.Env.ClusterID:
+		case strings.HasPrefix(k, clustertag.Prefix):
+			others = append(others, strings.TrimPrefix(k, clustertag.Prefix))
+		case k == clustertag.LegacyKey && v == r.Env.ClusterID:
 			ours = true
-		case k == lbnames.LegacyClusterTagKey:
+		case k == clustertag.LegacyKey:
 			others = append(others, v)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
 
@@ -109,8 +110,8 @@ func parseTags(v string) ([]KeyValue, error) {
 			return nil, fmt.Errorf("value of tag %s is longer than 256 characters", quote(kv.Key))
 		case strings.HasPrefix(strings.ToLower(kv.Key), "aws:"):
 			return nil, fmt.Errorf("tag key %s uses the reserved prefix \"aws:\"", quote(kv.Key))
-		case kv.Key == lbnames.ServiceNameTagKey || kv.Key == lbnames.LegacyClusterTagKey ||
-			strings.HasPrefix(kv.Key, lbnames.ClusterTagKeyPrefix):
+		case kv.Key == lbnames.ServiceNameTagKey || kv.Key == clustertag.LegacyKey ||
+			strings.HasPrefix(kv.Key, clustertag.Prefix):
 			return nil, fmt.Errorf("tag key %s is set by the controller and cannot be overridden", quote(kv.Key))
 		}
 	}

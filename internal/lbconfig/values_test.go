@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
 
@@ -66,7 +67,7 @@ func FuzzParseTags(f *testing.F) {
 		}
 		for _, kv := range tags {
 			if len(kv.Key) > 128 || len(kv.Value) > 256 || strings.HasPrefix(strings.ToLower(kv.Key), "aws:") ||
-				strings.HasPrefix(kv.Key, lbnames.ClusterTagKeyPrefix) || kv.Key == lbnames.ServiceNameTagKey {
+				strings.HasPrefix(kv.Key, clustertag.Prefix) || kv.Key == lbnames.ServiceNameTagKey {
 				t.Fatalf("parseTags(%q) accepted %q", s, kv)
 			}
 		}

@@ -3,24 +3,15 @@ package lbnames
 import (
 	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
-
-	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 )
 
-// Tag keys and values on load balancers (and the security groups and target
-// groups created for them). They MUST NOT change: the in-tree provider and
-// upstream write and read the same ones.
+// Tag keys on load balancers (and the security groups and target groups
+// created for them), next to the cluster tag (package clustertag). They MUST
+// NOT change: the in-tree provider and upstream write and read the same ones.
 const (
 	// ServiceNameTagKey holds the Service a load balancer was created for,
 	// as <namespace>/<name>.
 	ServiceNameTagKey = "kubernetes.io/service-name"
-	// ClusterTagKeyPrefix, LegacyClusterTagKey and ResourceLifecycleOwned
-	// and ResourceLifecycleShared are the cluster tag, whose home is package
-	// clustertag; these names remain for the load-balancer code.
-	ClusterTagKeyPrefix     = clustertag.Prefix
-	LegacyClusterTagKey     = clustertag.LegacyKey
-	ResourceLifecycleOwned  = string(clustertag.Owned)
-	ResourceLifecycleShared = string(clustertag.Shared)
 )
 
 // Service annotation and values choosing the load balancer type. They
@@ -45,9 +36,6 @@ const (
 func LoadBalancerName(svc *corev1.Service) string {
 	return cloudprovider.DefaultLoadBalancerName(svc)
 }
-
-// ClusterTagKey is the cluster tag key for a cluster ID (clustertag.Key).
-func ClusterTagKey(clusterID string) string { return clustertag.Key(clusterID) }
 
 // ServiceNameTagValue is the ServiceNameTagKey value for svc: <namespace>/<name>.
 func ServiceNameTagValue(svc *corev1.Service) string { return svc.Namespace + "/" + svc.Name }

@@ -39,9 +39,6 @@ func TestTags(t *testing.T) {
 	if got := ServiceNameTagValue(svc); got != "shop/web" {
 		t.Errorf("ServiceNameTagValue = %q", got)
 	}
-	if got := ClusterTagKey("prod"); got != "kubernetes.io/cluster/prod" {
-		t.Errorf("ClusterTagKey = %q", got)
-	}
 	if ServiceNameTagKey != "kubernetes.io/service-name" || TypeAnnotation != "service.beta.kubernetes.io/aws-load-balancer-type" {
 		t.Error("a wire-contract key changed")
 	}
