@@ -189,7 +189,7 @@ func (d *demo) prepare() error {
 	}
 	for _, b := range []string{"aws-cloud-controller-manager", "aws-emulator"} {
 		if _, err := os.Stat(filepath.Join(d.opts.binDir, b)); err != nil {
-			return fmt.Errorf("%v (run hack/build.sh)", err)
+			return fmt.Errorf("%w (run hack/build.sh)", err)
 		}
 	}
 	f, err := awsemu.LoadFixture(d.opts.fixture)

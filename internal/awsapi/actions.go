@@ -48,12 +48,12 @@ type Action struct {
 type Scope int
 
 const (
-	// ScopeNone: not limited (reads, and mutating actions with Unscoped).
+	// ScopeNone is not limited (reads, and mutating actions with Unscoped).
 	ScopeNone Scope = iota
-	// ScopeRequestTag: creations whose request tags the new resource with
+	// ScopeRequestTag limits creations to those whose request tags the new resource with
 	// kubernetes.io/cluster/<id>=owned (aws:RequestTag).
 	ScopeRequestTag
-	// ScopeResourceTag: changes to resources that carry the cluster tag,
+	// ScopeResourceTag limits changes to resources that carry the cluster tag,
 	// owned or shared (aws:ResourceTag, any value: the CCM's own notion of
 	// "the cluster's").
 	ScopeResourceTag

@@ -21,9 +21,9 @@ const (
 type Lifecycle string
 
 const (
-	// Owned: the resource lives and dies with the cluster.
+	// Owned marks a resource that lives and dies with the cluster.
 	Owned Lifecycle = "owned"
-	// Shared: the resource is used by the cluster, not owned by it.
+	// Shared marks a resource used by the cluster, not owned by it.
 	Shared Lifecycle = "shared"
 )
 

@@ -16,11 +16,11 @@ const (
 	ConfigKind       = "InstallConfiguration"
 )
 
-// InstallConfiguration is the versioned file `awsccmctl install --config`
+// Configuration is the versioned file (kind InstallConfiguration) `awsccmctl install --config`
 // reads. Every field is optional; an unset field keeps the value below it in
 // the precedence (defaults), and flags and AWSCCMCTL_* variables override
 // it. Field meanings are those of Values.
-type InstallConfiguration struct {
+type Configuration struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 
@@ -50,7 +50,7 @@ type InstallConfiguration struct {
 // apiVersion and kind must be ConfigAPIVersion and ConfigKind, and unknown or
 // duplicate fields are errors. It only decodes; ApplyTo, Values.Default and
 // Values.Validate come next.
-func DecodeConfig(data []byte) (*InstallConfiguration, error) {
+func DecodeConfig(data []byte) (*Configuration, error) {
 	var tm struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
@@ -68,7 +68,7 @@ func DecodeConfig(data []byte) (*InstallConfiguration, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	var c InstallConfiguration
+	var c Configuration
 	if err := yaml.UnmarshalStrict(data, &c); err != nil {
 		return nil, fmt.Errorf("%s: %w", ConfigKind, err)
 	}
@@ -78,7 +78,7 @@ func DecodeConfig(data []byte) (*InstallConfiguration, error) {
 // ApplyTo copies every field set in c onto v. The cloud config text is
 // parsed (strictly, as the CCM does); it is defaulted and validated with the
 // rest of v by Values.Validate.
-func (c *InstallConfiguration) ApplyTo(v *Values) error {
+func (c *Configuration) ApplyTo(v *Values) error {
 	setString := func(dst *string, src string) {
 		if src != "" {
 			*dst = src

@@ -73,7 +73,7 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *corev1.Service, cfg
 		if g == nil {
 			g = &group{id: managed}
 		}
-		if _, err := r.syncIngress(ctx, g, clientRules(cfg), func(rule) bool { return true }); err != nil {
+		if err := r.syncIngress(ctx, g, clientRules(cfg), func(rule) bool { return true }); err != nil {
 			return "", err
 		}
 	}

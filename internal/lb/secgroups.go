@@ -138,24 +138,24 @@ func (r *Reconciler) ensureManagedGroup(ctx context.Context, svc *corev1.Service
 }
 
 // syncIngress makes the owned ingress rules of g exactly want.
-func (r *Reconciler) syncIngress(ctx context.Context, g *group, want []rule, owns func(rule) bool) (changed bool, err error) {
+func (r *Reconciler) syncIngress(ctx context.Context, g *group, want []rule, owns func(rule) bool) error {
 	add, remove := diffRules(g.ingress, want, owns)
 	if len(remove) > 0 {
 		if _, err := r.EC2.RevokeSecurityGroupIngress(ctx, &ec2.RevokeSecurityGroupIngressInput{GroupId: aws.String(g.id), IpPermissions: permissions(remove)}); err != nil && !isCode(err, codePermissionNotFound) {
-			return false, fmt.Errorf("revoke %d ingress rules of security group %s: %w", len(remove), g.id, err)
+			return fmt.Errorf("revoke %d ingress rules of security group %s: %w", len(remove), g.id, err)
 		}
 	}
 	if len(add) > 0 {
 		if _, err := r.EC2.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(g.id), IpPermissions: permissions(add)}); err != nil && !isCode(err, codePermissionDuplicate) {
-			return false, fmt.Errorf("authorize %d ingress rules in security group %s: %w", len(add), g.id, err)
+			return fmt.Errorf("authorize %d ingress rules in security group %s: %w", len(add), g.id, err)
 		}
 	}
 	if len(add)+len(remove) > 0 {
 		klog.V(2).InfoS("Changed security group ingress", "group", g.id, "added", len(add), "removed", len(remove))
 		kept := slices.DeleteFunc(slices.Clone(g.ingress), func(x rule) bool { return slices.ContainsFunc(remove, func(y rule) bool { return x.key() == y.key() }) })
-		g.ingress = append(kept, add...)
+		g.ingress = slices.Concat(kept, add)
 	}
-	return len(add)+len(remove) > 0, nil
+	return nil
 }
 
 // nodeGroupsFor picks, for each target, the security group that gets the
@@ -249,13 +249,13 @@ func (r *Reconciler) syncNodeRules(ctx context.Context, svc *corev1.Service, spe
 		}
 		if spec.mtu {
 			want, owns := withMTU(g.ingress, want, spec.owns)
-			if _, err := r.syncIngress(ctx, g, want, owns); err != nil {
+			if err := r.syncIngress(ctx, g, want, owns); err != nil {
 				r.forgetNodeGroups(spec.lbName)
 				return err
 			}
 			continue
 		}
-		if _, err := r.syncIngress(ctx, g, want, spec.owns); err != nil {
+		if err := r.syncIngress(ctx, g, want, spec.owns); err != nil {
 			r.forgetNodeGroups(spec.lbName)
 			return err
 		}

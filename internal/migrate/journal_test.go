@@ -103,7 +103,7 @@ func TestNodeReportsDoNotConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	rbac, err := migrationRBAC(&MigrationPlan{Spec: PlanSpec{Install: install.InstallConfiguration{}}})
+	rbac, err := migrationRBAC(&MigrationPlan{Spec: PlanSpec{Install: install.Configuration{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ type PlanSpec struct {
 	Cluster ClusterSummary `json:"cluster"`
 	// Install is the CCM install's configuration, rendered by install's own
 	// renderer; the leader-migration flags are added for the migration only.
-	Install install.InstallConfiguration `json:"install"`
+	Install install.Configuration `json:"install"`
 	// Handover states the expected gap of the cloud loops.
 	Handover Handover `json:"handover"`
 	// LoadBalancers are the Services' load balancers the CCM must adopt

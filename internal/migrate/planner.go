@@ -24,7 +24,7 @@ type PlanOptions struct {
 	// Install is the CCM's install configuration (from install's flags);
 	// plan pins what the migration needs (namespace, leader election,
 	// cluster name) and refuses what contradicts it.
-	Install install.InstallConfiguration
+	Install install.Configuration
 	// Preflight is the pre-migrate preflight report; nil means it was not
 	// run, which plan refuses.
 	Preflight *preflight.Report

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ func TestBuildPlanLeaderMigration(t *testing.T) {
 		kubeadmConfig(), node("cp-1", true), node("cp-2", true), node("w-1", false), node("w-2", false),
 		lbService("web", "a1b2-123.us-east-1.elb.amazonaws.com"))
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	p, err := BuildPlan(c, PlanOptions{Install: install.InstallConfiguration{Image: "example.com/ccm:v1"}, Preflight: passingPreflight, Now: now})
+	p, err := BuildPlan(c, PlanOptions{Install: install.Configuration{Image: "example.com/ccm:v1"}, Preflight: passingPreflight, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +145,8 @@ func TestBuildPlanRefuses(t *testing.T) {
 		{"private ECR without a credential provider", "v1.26.13", base(), PlanOptions{Preflight: &preflight.Report{Findings: []preflight.Finding{{
 			ID: "images-ecr-credential-provider", Status: preflight.StatusWarn, Message: "2 Pods pull from 123456789012.dkr.ecr.us-east-1.amazonaws.com", Remediation: "install ecr-credential-provider"}}}},
 			[]string{"removes the in-tree ECR credentials", "install ecr-credential-provider"}},
-		{"namespace", "v1.26.13", base(), PlanOptions{Install: install.InstallConfiguration{Namespace: "cloud"}}, []string{"--namespace cloud"}},
-		{"cluster name", "v1.26.13", base(), PlanOptions{Install: install.InstallConfiguration{ClusterName: "other"}}, []string{"--cluster-name other", "set it to prod"}},
+		{"namespace", "v1.26.13", base(), PlanOptions{Install: install.Configuration{Namespace: "cloud"}}, []string{"--namespace cloud"}},
+		{"cluster name", "v1.26.13", base(), PlanOptions{Install: install.Configuration{ClusterName: "other"}}, []string{"--cluster-name other", "set it to prod"}},
 		{"restart on two control-plane nodes", "v1.26.13", append(base(), kcmPod("cp-2", inTree...)), PlanOptions{Mode: ModeRestart}, []string{"--mode=restart on 2 control-plane nodes"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,7 +164,7 @@ func TestBuildPlanRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatal("plan accepted the cluster")
 			}
-			if _, ok := err.(*RefusedError); !ok {
+			if refused := (*RefusedError)(nil); !errors.As(err, &refused) {
 				t.Fatalf("error %T, want *RefusedError: %v", err, err)
 			}
 			for _, w := range tc.want {
@@ -177,7 +178,7 @@ func TestBuildPlanRefuses(t *testing.T) {
 
 func TestDecodePlanRejects(t *testing.T) {
 	c := discover(t, "v1.26.13", kcmPod("cp-1", inTree...), kubeadmConfig(), node("cp-1", true))
-	p, err := BuildPlan(c, PlanOptions{Preflight: passingPreflight, Install: install.InstallConfiguration{Image: "example.com/ccm:v1"}})
+	p, err := BuildPlan(c, PlanOptions{Preflight: passingPreflight, Install: install.Configuration{Image: "example.com/ccm:v1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestMigrationHolder(t *testing.T) {
 
 func TestBuildPlanRestartMode(t *testing.T) {
 	c := discover(t, "v1.26.13", kcmPod("cp-1", inTree...), kubeadmConfig(), node("cp-1", true), node("w-1", false))
-	p, err := BuildPlan(c, PlanOptions{Mode: ModeRestart, Preflight: passingPreflight, Install: install.InstallConfiguration{Image: "example.com/ccm:v1"}})
+	p, err := BuildPlan(c, PlanOptions{Mode: ModeRestart, Preflight: passingPreflight, Install: install.Configuration{Image: "example.com/ccm:v1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func (e *GateError) Error() string {
 	return fmt.Sprintf("step %s: its gate did not pass within %s; last seen: %s", e.Step, e.Timeout, strings.Join(e.Evidence, "; "))
 }
 
-// NotApprovedError: the operator declined a step.
+// NotApprovedError reports that the operator declined a step.
 type NotApprovedError struct{ Step string }
 
 func (e *NotApprovedError) Error() string {

@@ -58,7 +58,7 @@ type Result struct {
 	Remediation string
 }
 
-// Pass, Fail, Warn and Skip build results.
+// Pass builds a passing result; Fail, Warn and Skip build the others.
 func Pass(format string, a ...any) Result {
 	return Result{Status: StatusPass, Message: fmt.Sprintf(format, a...)}
 }

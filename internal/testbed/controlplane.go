@@ -136,7 +136,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, retErr error) {
 	c.apiserver, err = startAPIServer(ctx, apiserverBin, c.Dir, c.etcd.clientURL, p, auditPolicyFile, c.AuditLogPath, flags)
 	if err != nil {
 		if c.etcd.Exited() {
-			err = fmt.Errorf("%w\n%v", err, c.etcd.ExitError(logTailBytes))
+			err = fmt.Errorf("%w\n%w", err, c.etcd.ExitError(logTailBytes))
 		}
 		return nil, err
 	}

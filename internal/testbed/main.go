@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -55,7 +56,7 @@ func MainOptions(m *testing.M, opts Options, setup func(cp *ControlPlane) error)
 	}
 	if _, err := BinDir(); err != nil {
 		reason := err.Error()
-		if mb, ok := err.(*MissingBinariesError); ok {
+		if mb := (*MissingBinariesError)(nil); errors.As(err, &mb) {
 			reason = mb.Reason
 		}
 		if os.Getenv("CI") != "" {

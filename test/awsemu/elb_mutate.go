@@ -113,7 +113,7 @@ func (s *elbState) createClassic(form url.Values) (any, *apiError) {
 	if scheme != LBSchemeInternetFacing && scheme != LBSchemeInternal {
 		return nil, newAPIError(http.StatusBadRequest, "InvalidScheme", "Invalid scheme '%s'", scheme)
 	}
-	tags, apiErr := parseLBTags(form, "Tags")
+	tags, apiErr := parseLBTags(form)
 	if apiErr != nil {
 		return nil, apiErr
 	}

@@ -41,7 +41,8 @@ type lbDescribeTagsResult struct {
 }
 
 // parseLBTags decodes Tags.member.N (Key, Value).
-func parseLBTags(form url.Values, param string) ([]xmlLBTag, *apiError) {
+func parseLBTags(form url.Values) ([]xmlLBTag, *apiError) {
+	const param = "Tags"
 	var out []xmlLBTag
 	seen := map[string]bool{}
 	for _, n := range indexedKeys(form, param+".member") {
@@ -198,7 +199,7 @@ func (t lbTagger) add(form url.Values) (any, *apiError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	add, apiErr := parseLBTags(form, "Tags")
+	add, apiErr := parseLBTags(form)
 	if apiErr != nil {
 		return nil, apiErr
 	}

@@ -92,7 +92,7 @@ func (s *elbState) createV2LoadBalancer(form url.Values) (any, *apiError) {
 	if scheme != LBSchemeInternetFacing && scheme != LBSchemeInternal {
 		return nil, errELBValidation("Scheme '%s' must be 'internet-facing' or 'internal'", scheme)
 	}
-	tags, apiErr := parseLBTags(form, "Tags")
+	tags, apiErr := parseLBTags(form)
 	if apiErr != nil {
 		return nil, apiErr
 	}
@@ -382,7 +382,7 @@ func (s *elbState) createListener(form url.Values) (any, *apiError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	tags, apiErr := parseLBTags(form, "Tags")
+	tags, apiErr := parseLBTags(form)
 	if apiErr != nil {
 		return nil, apiErr
 	}

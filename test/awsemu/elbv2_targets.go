@@ -104,7 +104,7 @@ func (s *elbState) createTargetGroup(form url.Values) (any, *apiError) {
 	if tg.TargetType != "instance" {
 		return nil, errELBValidation("awsemu supports target type 'instance' only, not '%s'", tg.TargetType)
 	}
-	tags, apiErr := parseLBTags(form, "Tags")
+	tags, apiErr := parseLBTags(form)
 	if apiErr != nil {
 		return nil, apiErr
 	}

@@ -2,6 +2,7 @@ package awsemu
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -59,8 +60,11 @@ var condOps = map[string]condOp{
 // IAM does on PutRolePolicy and CreatePolicy.
 func parsePolicy(doc []byte) (*policy, error) {
 	var top map[string]any
-	if err := json.Unmarshal(doc, &top); err != nil || top == nil {
-		return nil, fmt.Errorf("MalformedPolicyDocument: the policy is not a JSON object (%v)", err)
+	if err := json.Unmarshal(doc, &top); err != nil {
+		return nil, fmt.Errorf("MalformedPolicyDocument: the policy is not a JSON object (%w)", err)
+	}
+	if top == nil {
+		return nil, errors.New("MalformedPolicyDocument: the policy is not a JSON object (null)")
 	}
 	var errs []string
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
@@ -146,7 +150,7 @@ func parseStatement(m map[string]any, bad func(string, ...any)) statement {
 	if hasR == hasNR {
 		bad("exactly one of Resource and NotResource is required")
 	}
-	st.notResource, st.resources = hasNR, append(res, nres...)
+	st.notResource, st.resources = hasNR, slices.Concat(res, nres)
 	for _, r := range st.resources {
 		if r != "*" && !strings.HasPrefix(r, "arn:") {
 			bad("resource %q must be \"*\" or an ARN", r)

@@ -57,8 +57,10 @@ func addInstances(n int) ([]awsemu.Instance, error) {
 	return out, nil
 }
 
-// parallel runs fn(0..n-1) on workers goroutines and returns the first error.
-func parallel(n, workers int, fn func(i int) error) error {
+// parallel runs fn(0..n-1) on kubeletWorkers goroutines and returns the
+// first error.
+func parallel(n int, fn func(i int) error) error {
+	const workers = kubeletWorkers
 	var next atomic.Int64
 	var first error
 	var once sync.Once
@@ -84,7 +86,7 @@ func parallel(n, workers int, fn func(i int) error) error {
 // (Node status may be set on create, as the kubelet does).
 func registerNodes(ctx context.Context, insts []awsemu.Instance) ([]string, error) {
 	names := make([]string, len(insts))
-	err := parallel(len(insts), kubeletWorkers, func(i int) error {
+	err := parallel(len(insts), func(i int) error {
 		name := insts[i].PrivateDNSName
 		names[i] = name
 		now := metav1.Now()
@@ -109,7 +111,7 @@ func registerNodes(ctx context.Context, insts []awsemu.Instance) ([]string, erro
 func setReady(ctx context.Context, names []string, status corev1.ConditionStatus) error {
 	patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":%q,"reason":"BenchmarkSet","lastHeartbeatTime":%q,"lastTransitionTime":%q}]}}`,
 		status, time.Now().UTC().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339))
-	return parallel(len(names), kubeletWorkers, func(i int) error {
+	return parallel(len(names), func(i int) error {
 		_, err := env.kube.CoreV1().Nodes().Patch(ctx, names[i], types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
 		return err
 	})

@@ -61,7 +61,7 @@ func runLoadBalancers(b *testing.B) {
 	// Create.
 	before := countCalls()
 	start := time.Now()
-	err := parallel(len(all), kubeletWorkers, func(i int) error {
+	err := parallel(len(all), func(i int) error {
 		return createLBService(context.Background(), all[i], i >= S)
 	})
 	if err != nil {
@@ -117,7 +117,7 @@ func runLoadBalancers(b *testing.B) {
 	// to do and the stale-rule search (first sync of a load balancer in a
 	// process) already done.
 	before = countCalls()
-	if err := parallel(len(all), kubeletWorkers, func(i int) error { return touchService(context.Background(), all[i]) }); err != nil {
+	if err := parallel(len(all), func(i int) error { return touchService(context.Background(), all[i]) }); err != nil {
 		b.Fatal(err)
 	}
 	touched := settleLB(b, before)

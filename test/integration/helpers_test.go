@@ -80,7 +80,7 @@ type nodeOpts struct {
 // registerNode creates a Node the way a kubelet with
 // --cloud-provider=external does: the uninitialized taint, no providerID
 // unless --provider-id was given, and a Ready condition as the kubelet posts.
-func registerNode(t testing.TB, o nodeOpts) *corev1.Node {
+func registerNode(t testing.TB, o nodeOpts) {
 	t.Helper()
 	ready := corev1.ConditionTrue
 	if o.notReady {
@@ -101,14 +101,13 @@ func registerNode(t testing.TB, o nodeOpts) *corev1.Node {
 		Type: corev1.NodeReady, Status: ready, Reason: "KubeletReady",
 		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
 	}}
-	var updated *corev1.Node
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		latest, err := getNode(context.Background(), o.name)
 		if err != nil {
 			return err
 		}
 		latest.Status.Conditions = created.Status.Conditions
-		updated, err = env.kube.CoreV1().Nodes().UpdateStatus(context.Background(), latest, metav1.UpdateOptions{})
+		_, err = env.kube.CoreV1().Nodes().UpdateStatus(context.Background(), latest, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
@@ -117,7 +116,6 @@ func registerNode(t testing.TB, o nodeOpts) *corev1.Node {
 	t.Cleanup(func() {
 		_ = env.kube.CoreV1().Nodes().Delete(context.Background(), o.name, metav1.DeleteOptions{})
 	})
-	return updated
 }
 
 // waitFor polls cond until it is true or timeout passes.

@@ -114,7 +114,7 @@ func TestClassicLoadBalancerLifecycle(t *testing.T) {
 	// An invalid annotation: a Warning naming it, and what it governs stays.
 	before = lbCalls()
 	updateService(t, svc.Name, func(s *corev1.Service) { s.Annotations[annPrefix+"cross-zone-load-balancing-enabled"] = "maybe" })
-	waitEvent(t, svc.Name, corev1.EventTypeWarning, "InvalidLoadBalancerConfiguration", annPrefix+"cross-zone-load-balancing-enabled", `"maybe"`)
+	waitWarning(t, svc.Name, "InvalidLoadBalancerConfiguration", annPrefix+"cross-zone-load-balancing-enabled", `"maybe"`)
 	invalid := settle(t, before)
 	if m := mutating(invalid); len(m) != 0 {
 		t.Errorf("invalid annotation: mutating calls %s, want none", formatCalls(m))

@@ -99,7 +99,7 @@ func TestClassicDeleteAfterFailedCreate(t *testing.T) {
 	waitFor(t, 30*time.Second, "security group "+sgName, func(context.Context) (bool, error) {
 		return len(env.aws.SecurityGroupsNamed(sgName)) == 1, nil
 	})
-	waitEvent(t, svc.Name, corev1.EventTypeWarning, "SyncLoadBalancerFailed", "TooManyLoadBalancers")
+	waitWarning(t, svc.Name, "SyncLoadBalancerFailed", "TooManyLoadBalancers")
 	if n := env.aws.Calls("elasticloadbalancing", "CreateLoadBalancer") - creates; n < 1 {
 		t.Fatalf("CreateLoadBalancer was called %d times, want at least once", n)
 	}
@@ -151,7 +151,7 @@ func TestClassicDeleteRetriesDependencyViolation(t *testing.T) {
 	if lbs := env.aws.ClassicLoadBalancers(); len(lbs) != 0 {
 		t.Errorf("Classic load balancer still there after the first delete attempt: %v", lbs)
 	}
-	waitEvent(t, svc.Name, corev1.EventTypeWarning, "SyncLoadBalancerFailed", "DependencyViolation")
+	waitWarning(t, svc.Name, "SyncLoadBalancerFailed", "DependencyViolation")
 
 	deleteServiceHeld(t, svc.Name, 60*time.Second, func() []string { return groupNames(env.aws.SecurityGroupsNamed(sgName)) })
 	t.Logf("deleted after two DependencyViolations in %s", time.Since(start).Round(time.Millisecond))
@@ -173,7 +173,7 @@ func TestNLBDeleteAfterFailedListener(t *testing.T) {
 	waitFor(t, 30*time.Second, "a target group", func(context.Context) (bool, error) {
 		return len(env.aws.TargetGroups()) > 0, nil
 	})
-	waitEvent(t, svc.Name, corev1.EventTypeWarning, "SyncLoadBalancerFailed", "TooManyListeners")
+	waitWarning(t, svc.Name, "SyncLoadBalancerFailed", "TooManyListeners")
 	lb := networkLB(t, name)
 	if len(lb.Listeners) != 0 {
 		t.Fatalf("listeners %+v exist although CreateListener always failed", lb.Listeners)
@@ -269,8 +269,8 @@ func TestEC2ErrorNeverDeregisters(t *testing.T) {
 		t.Errorf("DeregisterInstancesFromLoadBalancer called %d times while EC2 failed", n)
 	}
 	// Both paths failed (rather than not running at all).
-	waitEvent(t, svc.Name, corev1.EventTypeWarning, "UpdateLoadBalancerFailed", "look up the instances")
-	waitEvent(t, svc.Name, corev1.EventTypeWarning, "SyncLoadBalancerFailed", "look up the instances")
+	waitWarning(t, svc.Name, "UpdateLoadBalancerFailed", "look up the instances")
+	waitWarning(t, svc.Name, "SyncLoadBalancerFailed", "look up the instances")
 
 	env.aws.ClearFault(fault)
 	cleared := time.Now()
@@ -305,7 +305,7 @@ func TestTypeChangeRejected(t *testing.T) {
 		}
 		s.Annotations[annPrefix+"type"] = "nlb"
 	})
-	waitEvent(t, svc.Name, corev1.EventTypeWarning, "InvalidLoadBalancerConfiguration", annPrefix+"type", "Classic ELB")
+	waitWarning(t, svc.Name, "InvalidLoadBalancerConfiguration", annPrefix+"type", "Classic ELB")
 	// Refusing reads nothing from AWS, so settle would not see a change:
 	// wait past the controller's first retry (5 s) instead.
 	time.Sleep(6 * time.Second)
@@ -326,7 +326,7 @@ func TestTypeChangeRejected(t *testing.T) {
 		t.Errorf("service status changed to %+v, want the Classic hostname %s", ing, host)
 	}
 	// The sync failed (and so is retried), naming the annotation.
-	waitEvent(t, svc.Name, corev1.EventTypeWarning, "SyncLoadBalancerFailed", annPrefix+"type")
+	waitWarning(t, svc.Name, "SyncLoadBalancerFailed", annPrefix+"type")
 
 	deleteService(t, svc.Name)
 	assertNoLoadBalancerLeft(t)

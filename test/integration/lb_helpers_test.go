@@ -210,18 +210,17 @@ func serviceEvents(ctx context.Context, name string) ([]corev1.Event, error) {
 	return list.Items, nil
 }
 
-// waitEvent waits for an event about the Service with reason whose message
+// waitWarning waits for an event about the Service with reason whose message
 // contains every part.
-func waitEvent(t *testing.T, name, eventType, reason string, parts ...string) corev1.Event {
+func waitWarning(t *testing.T, name, reason string, parts ...string) {
 	t.Helper()
-	var found corev1.Event
-	waitFor(t, 30*time.Second, fmt.Sprintf("%s event %s on service %s", eventType, reason, name), func(ctx context.Context) (bool, error) {
+	waitFor(t, 30*time.Second, fmt.Sprintf("Warning event %s on service %s", reason, name), func(ctx context.Context) (bool, error) {
 		evs, err := serviceEvents(ctx, name)
 		if err != nil {
 			return false, nil
 		}
 		for _, e := range evs {
-			if e.Type != eventType || e.Reason != reason {
+			if e.Type != corev1.EventTypeWarning || e.Reason != reason {
 				continue
 			}
 			ok := true
@@ -229,13 +228,11 @@ func waitEvent(t *testing.T, name, eventType, reason string, parts ...string) co
 				ok = ok && strings.Contains(e.Message, p)
 			}
 			if ok {
-				found = e
 				return true, nil
 			}
 		}
 		return false, nil
 	})
-	return found
 }
 
 // classicLB returns the emulator's Classic load balancer called name.

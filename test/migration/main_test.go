@@ -77,7 +77,7 @@ func setup(cp *testbed.ControlPlane) error {
 		build := exec.Command("go", "build", "-o", *out, pkg)
 		build.Dir = filepath.Join("..", "..")
 		if b, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s: %v\n%s", pkg, err, b)
+			return fmt.Errorf("build %s: %w\n%s", pkg, err, b)
 		}
 	}
 	return nil

@@ -46,7 +46,7 @@ func setup(cp *testbed.ControlPlane) error {
 	build := exec.Command("go", "build", "-o", env.ccmPath, "./cmd/aws-cloud-controller-manager")
 	build.Dir = filepath.Join("..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build the CCM: %v\n%s", err, out)
+		return fmt.Errorf("build the CCM: %w\n%s", err, out)
 	}
 	return nil
 }

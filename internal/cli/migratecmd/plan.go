@@ -141,8 +141,8 @@ func preflightError(err error) error {
 }
 
 // installConfiguration merges --install-config and the flags.
-func (o *planOptions) installConfiguration() (install.InstallConfiguration, error) {
-	var c install.InstallConfiguration
+func (o *planOptions) installConfiguration() (install.Configuration, error) {
+	var c install.Configuration
 	if o.InstallConfig != "" {
 		data, err := os.ReadFile(o.InstallConfig)
 		if err != nil {

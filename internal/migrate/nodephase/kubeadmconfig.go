@@ -65,8 +65,8 @@ func EditClusterConfiguration(original []byte, phase Phase, lmConfigPath string)
 		return nil, fmt.Errorf("ClusterConfiguration: not a mapping")
 	}
 	root := doc.Content[0]
-	apiVersion, _ := scalarValue(root, "apiVersion")
-	if kind, _ := scalarValue(root, "kind"); kind != "ClusterConfiguration" {
+	apiVersion := scalarValue(root, "apiVersion")
+	if kind := scalarValue(root, "kind"); kind != "ClusterConfiguration" {
 		return nil, fmt.Errorf("ClusterConfiguration: kind %q, want ClusterConfiguration", kind)
 	}
 	if !slices.Contains([]string{kubeadmV1beta2, kubeadmV1beta3, kubeadmV1beta4}, apiVersion) {
@@ -121,8 +121,8 @@ func (e *ccEditor) leaderMigration(root *yaml.Node, lmPath string) error {
 		return err
 	}
 	for _, v := range vols.Content {
-		name, _ := scalarValue(v, "name")
-		host, _ := scalarValue(v, "hostPath")
+		name := scalarValue(v, "name")
+		host := scalarValue(v, "hostPath")
 		if name == LeaderMigrationVolumeName {
 			if host != lmPath {
 				return fmt.Errorf("controllerManager.extraVolumes has %s with hostPath %s, want %s", name, host, lmPath)
@@ -154,7 +154,7 @@ func (e *ccEditor) external(root *yaml.Node) error {
 	if _, vols := lookup(cm, "extraVolumes"); vols != nil && vols.Kind == yaml.SequenceNode {
 		n := len(vols.Content)
 		vols.Content = slices.DeleteFunc(vols.Content, func(v *yaml.Node) bool {
-			name, _ := scalarValue(v, "name")
+			name := scalarValue(v, "name")
 			return name == LeaderMigrationVolumeName
 		})
 		if len(vols.Content) != n {
@@ -270,7 +270,7 @@ func (e *ccEditor) setArg(comp *yaml.Node, name, value string) error {
 		}
 		found := false
 		for _, a := range args.Content {
-			if n, _ := scalarValue(a, "name"); n == name {
+			if n := scalarValue(a, "name"); n == name {
 				found = true
 				if _, v := lookup(a, "value"); v != nil && v.Kind == yaml.ScalarNode && v.Value == value {
 					continue
@@ -323,12 +323,12 @@ func (e *ccEditor) removeArg(comp *yaml.Node, name, item string) error {
 	case e.list && args.Kind == yaml.SequenceNode:
 		var out []*yaml.Node
 		for _, a := range args.Content {
-			n, _ := scalarValue(a, "name")
+			n := scalarValue(a, "name")
 			if n != name {
 				out = append(out, a)
 				continue
 			}
-			v, _ := scalarValue(a, "value")
+			v := scalarValue(a, "value")
 			nv, keep := edit(v)
 			if keep && nv == v {
 				out = append(out, a)

@@ -64,8 +64,11 @@ func parseManifest(data []byte) (*manifest, error) {
 		return nil, fmt.Errorf("not valid YAML: %w", err)
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("more than one YAML document (or a trailing error: %v)", err)
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		return nil, errors.New("more than one YAML document")
+	case !errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("more than one YAML document (or a trailing error: %w)", err)
 	}
 	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode || doc.Content[0].Style&yaml.FlowStyle != 0 {
 		return nil, fmt.Errorf("not a block mapping at the top")

@@ -93,13 +93,13 @@ func (m *manifest) wantContainer(c *podContainer) map[string]any {
 }
 
 // scalarOf reads a sequence item's scalar.
-func (m *manifest) scalarOf(n *yaml.Node) (*rawScalar, int, string, error) {
+func (m *manifest) scalarOf(n *yaml.Node) (*rawScalar, string, error) {
 	dash, prefix, err := m.item(n)
 	if err != nil {
-		return nil, 0, "", err
+		return nil, "", err
 	}
 	sc, err := readScalar(m.src, m.offset(n.Line, n.Column), n, dash)
-	return sc, dash, prefix, err
+	return sc, prefix, err
 }
 
 // editCommand applies ops to the container's command line.
@@ -156,7 +156,7 @@ func (m *manifest) editCommand(c *podContainer, ops []flagOp) error {
 		if !deleted[i] && !ins && !rep {
 			continue
 		}
-		sc, _, prefix, err := m.scalarOf(r.node)
+		sc, prefix, err := m.scalarOf(r.node)
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func (m *manifest) editCommand(c *podContainer, ops []flagOp) error {
 // script item, whatever the scalar's style.
 func (m *manifest) editScriptItem(c *podContainer, ops []flagOp) error {
 	r := c.refs[c.script]
-	sc, _, _, err := m.scalarOf(r.node)
+	sc, _, err := m.scalarOf(r.node)
 	if err != nil {
 		return err
 	}

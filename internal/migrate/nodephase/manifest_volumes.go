@@ -13,13 +13,14 @@ import (
 
 func spaces(n int) string { return strings.Repeat(" ", max(n, 0)) }
 
-// scalarValue returns the value of key in mapping n when it is a scalar.
-func scalarValue(n *yaml.Node, key string) (string, bool) {
+// scalarValue returns the value of key in mapping n when it is a scalar, and
+// "" when it is absent or not a scalar.
+func scalarValue(n *yaml.Node, key string) string {
 	_, v := lookup(n, key)
 	if v == nil || v.Kind != yaml.ScalarNode {
-		return "", false
+		return ""
 	}
-	return v.Value, true
+	return v.Value
 }
 
 // blockSeq checks that v, the value of key, is a block sequence of
@@ -78,8 +79,8 @@ func (m *manifest) addMount(c *podContainer) error {
 			return err
 		}
 		for _, it := range v.Content {
-			n, _ := scalarValue(it, "name")
-			mp, _ := scalarValue(it, "mountPath")
+			n := scalarValue(it, "name")
+			mp := scalarValue(it, "mountPath")
 			switch {
 			case n == name && mp == p:
 				return nil
@@ -118,9 +119,9 @@ func (m *manifest) addVolume(spec *yaml.Node) error {
 			return err
 		}
 		for _, it := range v.Content {
-			n, _ := scalarValue(it, "name")
+			n := scalarValue(it, "name")
 			hk, hp := lookup(it, "hostPath")
-			path, _ := scalarValue(hp, "path")
+			path := scalarValue(hp, "path")
 			switch {
 			case n == name && path == p:
 				return nil
@@ -157,7 +158,7 @@ func (m *manifest) removeNamed(n *yaml.Node, key string, want map[string]any) er
 	}
 	var drop []*yaml.Node
 	for _, it := range v.Content {
-		if name, _ := scalarValue(it, "name"); name == LeaderMigrationVolumeName {
+		if name := scalarValue(it, "name"); name == LeaderMigrationVolumeName {
 			drop = append(drop, it)
 		}
 	}

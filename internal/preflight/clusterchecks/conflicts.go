@@ -3,6 +3,7 @@ package clusterchecks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -163,7 +164,7 @@ func (r *runner) otherCCMPods(ctx context.Context) preflight.Result {
 		}
 		return preflight.Pass("only AWS cloud-controller-manager Pods: %s", listNames(aws))
 	}
-	all := append(aws, others...)
+	all := slices.Concat(aws, others)
 	if len(all) == 0 {
 		return preflight.Pass("no Pod runs a cloud-controller-manager image")
 	}

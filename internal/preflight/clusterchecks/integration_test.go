@@ -60,7 +60,7 @@ func seedKubeadmInTree(s *seed) {
 	s.nodes(v126, cp0, w1, w2)
 	s.controlPlanePods(cp0, v126, inTreeAPI, inTreeKCM)
 	s.kubeadmConfig(kubeadmInTreeV1beta3)
-	s.lease(ccmLease, "old-ccm_1", time.Hour, 15)
+	s.lease(ccmLease, "old-ccm_1", time.Hour)
 }
 
 // kubeadm external 1.37 with the AWS CCM running and holding its Lease.
@@ -69,7 +69,7 @@ func seedKubeadmExternal(s *seed) {
 	s.controlPlanePods(cp0, v137, extAPI, extKCM)
 	s.kubeadmConfig(kubeadmExternalV1beta4)
 	s.pod(workload(kubeSystem, "aws-cloud-controller-manager-x7k2p", cp0, awsCCM))
-	s.lease(ccmLease, cp0+"_6d5f0c2e", 2*time.Second, 15)
+	s.lease(ccmLease, cp0+"_6d5f0c2e", 2*time.Second)
 }
 
 func TestScenarios(t *testing.T) {
@@ -134,8 +134,8 @@ func TestScenarios(t *testing.T) {
 				s.node(nodeSpec{name: "ip-10-0-1-21.ec2.internal", kubelet: v137, hostname: "ip-10-0-1-21.ec2.internal", uninitialized: &added})
 				s.node(nodeSpec{name: "ip-10-0-1-22.ec2.internal", kubelet: "v1.33.9", hostname: "ip-10-0-1-22.ec2.internal", providerID: "aws:////i-0a1b2c3d4e5f60022", noCloudLabels: true})
 				s.node(nodeSpec{name: "i-0a1b2c3d4e5f60023", kubelet: "v1.38.0", hostname: "ip-10-0-1-23", providerID: "aws:///us-east-1b/i-0a1b2c3d4e5f60023", uninitialized: &time.Time{}})
-				s.lease(ccmLease, "ccm-1_77aa", time.Second, 15)
-				s.lease(migrationLease, "ip-10-0-0-10.ec2.internal_kcm", 10*time.Minute, 15)
+				s.lease(ccmLease, "ccm-1_77aa", time.Second)
+				s.lease(migrationLease, "ip-10-0-0-10.ec2.internal_kcm", 10*time.Minute)
 				s.pod(workload(corev1.NamespaceDefault, "openstack-cloud-controller-manager-q8d", "ip-10-0-1-20.ec2.internal", "registry.k8s.io/provider-os/openstack-cloud-controller-manager:v1.31.0"))
 			},
 			want: merged(cpSkipped, map[string]preflight.Status{IDNodesKubeletSkew: warn, IDNodesProviderID: fail, IDNodesUninitialized: fail, IDNodesCloudMetadata: fail,

@@ -77,7 +77,7 @@ func TestThousandNodes(t *testing.T) {
 	}
 	cp0 := "ip-10-0-0-1.ec2.internal"
 	s.controlPlanePods(cp0, v137, extAPI, extKCM)
-	s.lease(ccmLease, cp0+"_1", time.Second, 15)
+	s.lease(ccmLease, cp0+"_1", time.Second)
 	s.kubeadmConfig(kubeadmExternalV1beta4)
 	t.Logf("seeded %d Nodes and %d Pods with %d goroutines in %s", n, n+2, workers, time.Since(start).Round(time.Millisecond))
 

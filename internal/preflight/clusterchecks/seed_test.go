@@ -170,7 +170,8 @@ func workload(ns, name, node, image string) *corev1.Pod {
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: image}}}}
 }
 
-func (s *seed) lease(name, holder string, renewedAgo time.Duration, seconds int32) {
+func (s *seed) lease(name, holder string, renewedAgo time.Duration) {
+	const seconds = int32(15) // kube-controller-manager's and the CCM's --leader-elect-lease-duration
 	s.t.Helper()
 	l := &coordinationv1.Lease{ObjectMeta: s.meta(kubeSystem, name), Spec: coordinationv1.LeaseSpec{
 		HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To(seconds),
