@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/cli/preflightcmd"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
@@ -83,7 +84,7 @@ permissions, ...), and a kube-controller-manager that runs cloud routes.`,
 			CloudConfig: o.CloudConfig, Region: o.Region, HostNetwork: true, CloudRoutes: gather.CloudRoutesAuto, Kube: kube.kube,
 		})
 		if err != nil {
-			return fmt.Errorf("pre-migrate preflight: %w", preflightError(err))
+			return fmt.Errorf("pre-migrate preflight: %w", preflightcmd.ExitError(err))
 		}
 		fmt.Fprintf(streams.Err, "preflight (pre-migrate): %d passed, %d warnings, %d failed, %d skipped\n",
 			report.Summary.Pass, report.Summary.Warn, report.Summary.Fail, report.Summary.Skip)
@@ -122,22 +123,6 @@ permissions, ...), and a kube-controller-manager that runs cloud routes.`,
 		return nil
 	}
 	return cmd
-}
-
-// preflightError gives gather.Collect's errors the exit codes preflight
-// gives them: bad input 2, an unreachable cluster or AWS 3.
-func preflightError(err error) error {
-	var (
-		input       *gather.InputError
-		unreachable *gather.UnreachableError
-	)
-	switch {
-	case errors.As(err, &input):
-		return exitcode.UsageError(err)
-	case errors.As(err, &unreachable):
-		return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
-	}
-	return err
 }
 
 // installConfiguration merges --install-config and the flags.

@@ -117,7 +117,7 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 	}
 	report, err := gather.Collect(ctx, o.gatherOptions(mode))
 	if err != nil {
-		return exitError(err)
+		return ExitError(err)
 	}
 	if err := preflight.Write(streams.Out, report, format, isTerminal(streams.Out)); err != nil {
 		return err
@@ -144,9 +144,10 @@ func (o Options) gatherOptions(mode preflight.Mode) gather.Options {
 	return g
 }
 
-// exitError gives gather.Collect's errors their exit codes: bad input is a
-// usage error (2), an unreachable cluster or AWS is 3.
-func exitError(err error) error {
+// ExitError gives gather.Collect's errors their exit codes: bad input is a
+// usage error (2), an unreachable cluster or AWS is 3. migrate-from-intree
+// plan gives its preflight's errors the same.
+func ExitError(err error) error {
 	var (
 		input       *gather.InputError
 		unreachable *gather.UnreachableError
