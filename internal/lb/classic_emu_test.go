@@ -443,8 +443,8 @@ func TestEmuClassicDiff(t *testing.T) {
 // TestEmuClassicTLSAndInternal: an internal Classic ELB with an HTTPS
 // listener on 443 (HTTP backend), an SSL negotiation policy, ETP=Local
 // health checks, bring-your-own plus extra security groups and target node
-// labels, checked field by field (the unit equivalent of test/integration
-// TestClassicTLSAndInternal).
+// labels, checked field by field (moved here from test/integration, where it
+// needed the apiserver for nothing it checked).
 func TestEmuClassicTLSAndInternal(t *testing.T) {
 	t.Parallel()
 	// Private subnets in zones a and b with the internal-elb role, behind
@@ -651,8 +651,8 @@ func TestEmuClassicForeign(t *testing.T) {
 // running (kubernetes#74694: upstream's sync then fails for every Service
 // while any node is stopped). A stopped node is left out and the sync
 // succeeds; once it runs, it is registered at the next sync. An instance
-// the view saw running but AWS refuses holds back no other (the unit
-// equivalent of test/integration TestStoppedInstanceIsNotRegistered).
+// the view saw running but AWS refuses holds back no other (moved here from
+// test/integration).
 func TestEmuStoppedInstance(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []string{"classic", "nlb"} {

@@ -145,8 +145,7 @@ func TestEmuNLBLifecycle(t *testing.T) {
 // TestEmuInternalNLBWithAddresses: an internal UDP NLB in the subnets named
 // by the annotation (Name tags), with fixed private addresses, ETP=Local
 // health checks on HTTP, a node removed from its targets and its source
-// ranges changed (the unit equivalent of test/integration
-// TestInternalNLBWithAddresses).
+// ranges changed (moved here from test/integration).
 func TestEmuInternalNLBWithAddresses(t *testing.T) {
 	t.Parallel()
 	e := newEmu(t, emuOptions{})
