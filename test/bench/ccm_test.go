@@ -80,7 +80,7 @@ func startCCM(b *testing.B, scenario string, extra ...string) *ccm {
 	}
 	c.log = &logScan{w: f}
 	c.cmd = exec.Command(env.ccmBinary, args...)
-	c.cmd.Env = ccmEnv()
+	c.cmd.Env = append(os.Environ(), env.aws.Env().List()...) // the emulator off EC2; nothing of the caller's AWS configuration
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := childproc.Start(c.cmd); err != nil { // own process group; SIGKILLed if the test binary dies
 		b.Fatalf("start CCM: %v", err)
@@ -107,24 +107,6 @@ func startCCM(b *testing.B, scenario string, extra ...string) *ccm {
 		b.Fatalf("%s: CCM did not take its lease: %v; tail of %s:\n%s", scenario, err, c.logPath, childproc.LogTail(c.logPath, 3000))
 	}
 	return c
-}
-
-// ccmEnv points the SDK at the emulator off EC2, with nothing inherited
-// from the caller's AWS configuration.
-func ccmEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			out = append(out, kv)
-		}
-	}
-	return append(out,
-		"AWS_ENDPOINT_URL="+env.awsURL,
-		"AWS_ACCESS_KEY_ID=AKIDBENCHMARK",
-		"AWS_SECRET_ACCESS_KEY=benchmark-secret",
-		"AWS_EC2_METADATA_DISABLED=true",
-		"AWS_CONFIG_FILE="+os.DevNull,
-		"AWS_SHARED_CREDENTIALS_FILE="+os.DevNull)
 }
 
 // stop records the process's peak RSS (VmHWM) and kills its process group.

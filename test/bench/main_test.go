@@ -46,7 +46,6 @@ var env struct {
 	cp          *testbed.ControlPlane
 	kube        kubernetes.Interface // protobuf, no client-side rate limit
 	aws         *awsemu.Emulator
-	awsURL      string
 	ccmBinary   string
 	cloudConfig string
 	outDir      string // CCM logs
@@ -94,7 +93,7 @@ func setup(cp *testbed.ControlPlane) error {
 	if err != nil {
 		return fmt.Errorf("start AWS emulator: %w", err)
 	}
-	env.aws, env.awsURL = emu, emu.URL
+	env.aws = emu
 	env.cloudConfig = filepath.Join(cp.Dir, "cloud.conf")
 	conf := fmt.Sprintf("[Global]\nRegion = %s\nVPC = %s\nKubernetesClusterID = %s\n", region, vpcID, clusterID)
 	if err := os.WriteFile(env.cloudConfig, []byte(conf), 0o600); err != nil {

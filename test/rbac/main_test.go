@@ -25,7 +25,6 @@ rules:
 var env struct {
 	cp      *testbed.ControlPlane
 	aws     *awsemu.Emulator
-	awsURL  string
 	ccmPath string
 }
 
@@ -39,7 +38,7 @@ func setup(cp *testbed.ControlPlane) error {
 	if err != nil {
 		return fmt.Errorf("start AWS emulator: %w", err)
 	}
-	env.aws, env.awsURL = emu, emu.URL
+	env.aws = emu
 	// The real binary, as the DaemonSet runs it (without -race: this is the
 	// product, not the test).
 	env.ccmPath = filepath.Join(cp.Dir, "aws-cloud-controller-manager")

@@ -140,9 +140,7 @@ func startCCM(t *testing.T, objs []*unstructured.Unstructured, name string) *ccm
 		"node-status-update-frequency": "2s",
 	})
 	cmd := exec.Command(env.ccmPath, args...)
-	cmd.Env = append(os.Environ(),
-		"AWS_ENDPOINT_URL="+env.awsURL, "AWS_ACCESS_KEY_ID=AKIDRBACTEST", "AWS_SECRET_ACCESS_KEY=rbac-test-secret",
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull)
+	cmd.Env = append(os.Environ(), env.aws.Env().List()...)
 	logPath := filepath.Join(dir, name+".log")
 	start := time.Now()
 	proc, err := childproc.StartLogged(name, cmd, logPath)
