@@ -11,6 +11,12 @@
 # minutes more on 2 cores with cold Go caches. TESTBED_LEGACY=0 skips them
 # (the tests that need them then skip, or fail when $CI is set).
 #
+# And kubeadm of KUBEADM_V1BETA3_VERSION (hack/tools/kubeadm135) into
+# $TESTBED_BIN/<version>/kubeadm: the last kubeadm that reads
+# kubeadm.k8s.io/v1beta3 (1.36 removed it), with `kubeadm config validate`
+# (added in 1.28; the v1.26 above lacks it), to validate the v1beta3
+# configuration awsccmctl writes for clusters before 1.31.
+#
 # Output: $TESTBED_BIN (default: <repo>/_output/testbed/bin)
 set -euo pipefail
 
@@ -18,6 +24,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${TESTBED_BIN:-$ROOT/_output/testbed/bin}
 K8S_VERSION=$(sed -n 's/^require k8s.io\/kubernetes \(v.*\)$/\1/p' "$ROOT/hack/tools/k8s/go.mod")
 LEGACY_VERSION=$(sed -n 's/^require k8s.io\/kubernetes \(v.*\)$/\1/p' "$ROOT/hack/tools/k8s126/go.mod")
+KUBEADM_V1BETA3_VERSION=$(sed -n 's/^require k8s.io\/kubernetes \(v.*\)$/\1/p' "$ROOT/hack/tools/kubeadm135/go.mod")
 ETCD_VERSION=$(sed -n 's/^require go.etcd.io\/etcd\/server\/v3 \(v.*\)$/\1/p' "$ROOT/hack/tools/etcd/go.mod")
 mkdir -p "$BIN"
 
@@ -49,6 +56,22 @@ build_kubeadm() {
 	echo "kubeadm $K8S_VERSION: building (about a minute once kube-apiserver is built)"
 	(cd "$ROOT/hack/tools/k8s" && go build -trimpath -ldflags "-s -w -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean" -o "$BIN/kubeadm" k8s.io/kubernetes/cmd/kubeadm)
 	echo "$K8S_VERSION" >"$BIN/kubeadm.version"
+}
+
+# build_kubeadm_v1beta3: kubeadm of KUBEADM_V1BETA3_VERSION into
+# BIN/KUBEADM_V1BETA3_VERSION/kubeadm, stamped like build_kubeadm's.
+build_kubeadm_v1beta3() {
+	local v=$KUBEADM_V1BETA3_VERSION rel=$KUBEADM_V1BETA3_VERSION/kubeadm
+	if stamp_ok "$rel" "$v"; then
+		echo "kubeadm $v: cached"
+		return
+	fi
+	local minor=${v#v1.}; minor=${minor%%.*}
+	local p=k8s.io/component-base/version
+	echo "kubeadm $v: building (a few minutes on 2 cores when the Go caches are cold)"
+	mkdir -p "$BIN/$v"
+	(cd "$ROOT/hack/tools/kubeadm135" && go build -trimpath -ldflags "-s -w -X $p.gitVersion=$v -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean" -o "$BIN/$rel" k8s.io/kubernetes/cmd/kubeadm)
+	echo "$v" >"$BIN/$rel.version"
 }
 
 # build_legacy NAME: NAME (kube-apiserver or kube-controller-manager) of
@@ -83,6 +106,7 @@ build_etcd() {
 build_etcd
 build_apiserver
 build_kubeadm
+build_kubeadm_v1beta3
 if [ "${TESTBED_LEGACY:-1}" != 0 ]; then
 	build_legacy kube-apiserver
 	build_legacy kube-controller-manager

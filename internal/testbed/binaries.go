@@ -33,6 +33,20 @@ const (
 // migration tests. Keep it in step with hack/tools/k8s126/go.mod.
 const LegacyVersion = "v1.26.13"
 
+// KubeadmV1beta3Version is the kubeadm hack/build-testbed.sh builds
+// (hack/tools/kubeadm135) into BinDir()/KubeadmV1beta3Version/kubeadm: the
+// last kubeadm that reads kubeadm.k8s.io/v1beta3 (1.36 removed it), and one
+// with `kubeadm config validate` (1.28 added it; LegacyVersion lacks it).
+// Keep it in step with hack/tools/kubeadm135/go.mod.
+const KubeadmV1beta3Version = "v1.35.4"
+
+// KubeadmV1beta3 returns the path of kubeadm KubeadmV1beta3Version; like
+// Tool, it skips the test when it is missing, unless $CI is set.
+func KubeadmV1beta3(t testing.TB) string {
+	t.Helper()
+	return Tool(t, filepath.Join(KubeadmV1beta3Version, KubeadmBinary))
+}
+
 // Legacy returns the paths of kube-apiserver and kube-controller-manager
 // LegacyVersion. Like Tool, it skips the test when they are missing, unless
 // $CI is set: then the test fails. Start a control plane on that apiserver

@@ -1,0 +1,41 @@
+package providerid
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseCanonical(t *testing.T) {
+	if id, err := ParseCanonical("aws:///us-east-1a/i-0123456789abcdef0"); err != nil || id != (ID{Zone: "us-east-1a", InstanceID: "i-0123456789abcdef0"}) {
+		t.Fatalf("canonical: %+v, %v", id, err)
+	}
+	// Every refusal has one shape: the value, the wanted form, the reason.
+	for in, why := range map[string]string{
+		"i-123":                                   "does not start with aws:///",
+		"i-0123456789abcdef0":                     "does not start with aws:///",
+		"aws:////i-0123456789abcdef0":             "the zone is missing",
+		"aws://us-east-1a/i-0123456789abcdef0":    "does not start with aws:///",
+		"aws:///us-east-1a/i-123":                 `"i-123" is not an EC2 instance ID`,
+		"aws:///US-EAST/i-0123456789abcdef0":      `"US-EAST" is not an availability zone name`,
+		"aws:///us-east-1a/i-0123456789abcdef0/x": "exactly a zone and an instance ID",
+		"aws:///us-east-1a":                       "exactly a zone and an instance ID",
+		"":                                        "does not start with aws:///",
+	} {
+		_, err := ParseCanonical(in)
+		prefix := `providerID "` + in + `": want aws:///<zone>/<instance-id>, e.g. aws:///us-east-1a/i-0123456789abcdef0: `
+		if err == nil || !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), why) {
+			t.Errorf("%q: %v; want %q…%q", in, err, prefix, why)
+		}
+	}
+}
+
+func FuzzParseCanonical(f *testing.F) {
+	f.Add("aws:///us-east-1a/i-0123456789abcdef0")
+	f.Add("i-123")
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := ParseCanonical(s)
+		if err == nil && id.String() != s {
+			t.Fatalf("accepted %q but it renders as %q", s, id.String())
+		}
+	})
+}
