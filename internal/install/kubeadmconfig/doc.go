@@ -5,9 +5,14 @@
 // --cloud-provider=external in ClusterConfiguration, so that `kubeadm
 // upgrade` keeps them.
 //
-// The API version follows kubeadm's support matrix: kubeadm.k8s.io/v1beta3
-// (map-style extraArgs) up to Kubernetes 1.30, v1beta4 (list-style) from
-// 1.31, when kubeadm began writing it; kubeadm 1.37 reads nothing older.
+// The API version follows kubeadm's support matrix: kubeadm 1.22 to 1.35
+// read kubeadm.k8s.io/v1beta3 (map-style extraArgs), 1.31 and later v1beta4
+// (list-style); Render writes v1beta3 before 1.31 and v1beta4 from it, and
+// refuses an API version the cluster's kubeadm does not read.
+//
+// Merge adds the same settings to a user's own kubeadm configuration file,
+// keeping every document and setting of theirs, and Check verifies a file
+// carries them.
 //
 // LocalKubeadmVersion and ReadNodeIdentity look up the inputs a command
 // leaves out: the version of the kubeadm on PATH, and the node's instance,

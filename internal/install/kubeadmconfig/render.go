@@ -17,58 +17,81 @@ const (
 	V1beta4 = "kubeadm.k8s.io/v1beta4"
 )
 
-// v1beta4Since is the first Kubernetes minor whose kubeadm writes v1beta4.
-var v1beta4Since = version.MajorMinor(1, 31)
-
 // Options say what to render.
 type Options struct {
-	// KubernetesVersion of the cluster, e.g. v1.37.1; it picks the API
-	// version and is written as ClusterConfiguration.kubernetesVersion.
+	// KubernetesVersion of the cluster, e.g. v1.37.1 or 1.37 (normalised by
+	// NormalizeVersion); it picks the API version and is written as
+	// ClusterConfiguration.kubernetesVersion. Empty only with APIVersion
+	// set: kubeadm then uses its own version.
 	KubernetesVersion string
-	// APIVersion overrides the choice (V1beta3 or V1beta4).
+	// APIVersion overrides the choice (V1beta3 or V1beta4); it must be one
+	// the kubeadm of KubernetesVersion reads.
 	APIVersion string
 	// NodeName is nodeRegistration.name for one node (kubeadm then passes
 	// --hostname-override when it differs from the hostname); empty: not set.
 	NodeName string
-	// ProviderID is the kubelet's --provider-id for one node; empty: not
-	// set (the CCM finds the instance by the Node's name).
+	// ProviderID is the kubelet's --provider-id for one node, in the
+	// canonical form aws:///<zone>/<instance-id>; empty: not set (the CCM
+	// finds the instance by the Node's name).
 	ProviderID string
 }
 
 // Validate returns every problem with o at once.
 func (o Options) Validate() error {
-	var errs []error
-	if _, err := o.apiVersion(); err != nil {
-		errs = append(errs, err)
-	}
-	if o.ProviderID != "" {
-		id, err := providerid.Parse(o.ProviderID)
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("provider ID: %w", err))
-		case id.Zone == "" || id.String() != o.ProviderID:
-			errs = append(errs, fmt.Errorf("provider ID %q: want aws:///<zone>/<instance-id>", o.ProviderID))
-		}
-	}
+	_, errs := o.resolve()
 	return errors.Join(errs...)
 }
 
-func (o Options) apiVersion() (string, error) {
+// resolved is Options after normalisation: what Render writes.
+type resolved struct {
+	apiVersion, kubernetesVersion string
+}
+
+// resolve normalises the Kubernetes version, picks or checks the API
+// version, and checks the provider ID; it returns every problem.
+func (o Options) resolve() (resolved, []error) {
+	var r resolved
+	var errs []error
+	var kv *version.Version
+	if o.KubernetesVersion != "" {
+		n, err := NormalizeVersion(o.KubernetesVersion)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			r.kubernetesVersion = n
+			kv = version.MustParseSemantic(n)
+		}
+	}
 	switch o.APIVersion {
 	case V1beta3, V1beta4:
-		return o.APIVersion, nil
+		r.apiVersion = o.APIVersion
+		if kv != nil && !reads(kv, o.APIVersion) {
+			errs = append(errs, fmt.Errorf("kubeadm API version %s: kubeadm %d.%d does not read it (%s); leave --api-version out to pick the right one",
+				o.APIVersion, kv.Major(), kv.Minor(), readers(o.APIVersion)))
+		}
 	case "":
+		switch {
+		case kv == nil && o.KubernetesVersion == "":
+			errs = append(errs, errors.New("kubernetes version: required to pick the kubeadm API version (or set the API version)"))
+		case kv == nil:
+		case reads(kv, V1beta4):
+			r.apiVersion = V1beta4
+		case reads(kv, V1beta3):
+			r.apiVersion = V1beta3
+		default:
+			errs = append(errs, fmt.Errorf("kubernetes version %s: kubeadm %d.%d reads neither %s (%s) nor %s (%s)",
+				r.kubernetesVersion, kv.Major(), kv.Minor(), V1beta3, readers(V1beta3), V1beta4, readers(V1beta4)))
+		}
 	default:
-		return "", fmt.Errorf("kubeadm API version %q: want %s or %s", o.APIVersion, V1beta3, V1beta4)
+		errs = append(errs, fmt.Errorf("kubeadm API version %q: want %s or %s", o.APIVersion, V1beta3, V1beta4))
 	}
-	v, err := version.ParseGeneric(o.KubernetesVersion)
-	if err != nil {
-		return "", fmt.Errorf("kubernetes version %q: %w", o.KubernetesVersion, err)
+	if o.ProviderID != "" {
+		// One rule, the CCM's own: the canonical form only.
+		if _, err := providerid.ParseCanonical(o.ProviderID); err != nil {
+			errs = append(errs, fmt.Errorf("provider ID: %w", err))
+		}
 	}
-	if v.LessThan(v1beta4Since) {
-		return V1beta3, nil
-	}
-	return V1beta4, nil
+	return r, errs
 }
 
 // args is an ordered flag list that marshals the way the API version
@@ -127,15 +150,31 @@ type clusterConfiguration struct {
 	ControllerManager component `json:"controllerManager"`
 }
 
+// clusterDocument is the ClusterConfiguration awsccmctl writes.
+func clusterDocument(r resolved) clusterConfiguration {
+	return clusterConfiguration{
+		typeMeta:          typeMeta{r.apiVersion, "ClusterConfiguration"},
+		KubernetesVersion: r.kubernetesVersion,
+		// The route, service and node-lifecycle loops move to the CCM.
+		// kube-apiserver needs nothing: it has no --cloud-provider from
+		// 1.33 on, and before that leaving it unset is right.
+		ControllerManager: component{ExtraArgs: args{asMap: r.apiVersion == V1beta3, list: []arg{{"cloud-provider", "external"}}}},
+	}
+}
+
+// marshalCluster is clusterDocument as YAML.
+func marshalCluster(r resolved) ([]byte, error) { return yaml.Marshal(clusterDocument(r)) }
+
 // Render returns the three documents — ClusterConfiguration,
 // InitConfiguration, JoinConfiguration — to merge into the kubeadm
 // configuration. They carry only what the external CCM needs; the rest of
 // the configuration (discovery, certificates, networking) stays the user's.
 func Render(o Options) ([]byte, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
+	r, errs := o.resolve()
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
-	apiVersion, _ := o.apiVersion()
+	apiVersion := r.apiVersion
 	asMap := apiVersion == V1beta3
 	kubelet := args{asMap: asMap, list: []arg{{"cloud-provider", "external"}}}
 	if o.ProviderID != "" {
@@ -143,14 +182,7 @@ func Render(o Options) ([]byte, error) {
 	}
 	reg := nodeRegistration{Name: o.NodeName, KubeletExtraArgs: kubelet}
 	docs := []any{
-		clusterConfiguration{
-			typeMeta:          typeMeta{apiVersion, "ClusterConfiguration"},
-			KubernetesVersion: o.KubernetesVersion,
-			// The route, service and node-lifecycle loops move to the CCM.
-			// kube-apiserver needs nothing: it has no --cloud-provider from
-			// 1.33 on, and before that leaving it unset is right.
-			ControllerManager: component{ExtraArgs: args{asMap: asMap, list: []arg{{"cloud-provider", "external"}}}},
-		},
+		clusterDocument(r),
 		nodeConfiguration{typeMeta: typeMeta{apiVersion, "InitConfiguration"}, NodeRegistration: reg},
 		nodeConfiguration{typeMeta: typeMeta{apiVersion, "JoinConfiguration"}, NodeRegistration: reg},
 	}

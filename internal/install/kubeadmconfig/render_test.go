@@ -16,20 +16,77 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 const providerID = "aws:///us-east-1a/i-0a1b2c3d4e5f60001"
 
 func TestAPIVersionFollowsKubeadm(t *testing.T) {
-	cases := map[string]string{"v1.26.15": V1beta3, "v1.30.99": V1beta3, "1.30": V1beta3, "v1.31.0": V1beta4, "v1.37.1": V1beta4, "v1.40.0-alpha.1": V1beta4}
+	cases := map[string]string{"v1.22.0": V1beta3, "v1.26.15": V1beta3, "v1.30.99": V1beta3, "1.30": V1beta3, "v1.31.0": V1beta4, "1.31": V1beta4, "v1.37.1": V1beta4, "v1.40.0-alpha.1": V1beta4}
 	for version, want := range cases {
-		if got, err := (Options{KubernetesVersion: version}).apiVersion(); err != nil || got != want {
-			t.Errorf("%s: %s, %v; want %s", version, got, err, want)
+		if got, errs := (Options{KubernetesVersion: version}).resolve(); len(errs) > 0 || got.apiVersion != want {
+			t.Errorf("%s: %s, %v; want %s", version, got.apiVersion, errs, want)
 		}
 	}
-	if got, _ := (Options{KubernetesVersion: "v1.37.1", APIVersion: V1beta3}).apiVersion(); got != V1beta3 {
-		t.Errorf("--api-version override ignored: %s", got)
+	// An explicit API version wins when that kubeadm reads it: 1.31 to
+	// 1.35 read both.
+	for _, c := range []struct{ kv, api string }{{"v1.35.4", V1beta3}, {"v1.31.0", V1beta3}, {"v1.34.0", V1beta4}, {"", V1beta3}} {
+		if got, errs := (Options{KubernetesVersion: c.kv, APIVersion: c.api}).resolve(); len(errs) > 0 || got.apiVersion != c.api {
+			t.Errorf("%s with --api-version %s: %s, %v", c.kv, c.api, got.apiVersion, errs)
+		}
+	}
+}
+
+// TestAPIVersionTheKubeadmCannotRead: kubeadm 1.36 removed v1beta3, and
+// only 1.31 and later read v1beta4; before 1.22 neither exists.
+func TestAPIVersionTheKubeadmCannotRead(t *testing.T) {
+	for _, c := range []struct{ kv, api, want string }{
+		{"v1.37.1", V1beta3, "kubeadm API version kubeadm.k8s.io/v1beta3: kubeadm 1.37 does not read it (kubeadm 1.22 to 1.35 read it)"},
+		{"1.36", V1beta3, "kubeadm 1.36 does not read it"},
+		{"v1.30.2", V1beta4, "kubeadm API version kubeadm.k8s.io/v1beta4: kubeadm 1.30 does not read it (kubeadm 1.31 and later read it)"},
+		{"v1.21.0", "", "kubernetes version v1.21.0: kubeadm 1.21 reads neither"},
+	} {
+		err := Options{KubernetesVersion: c.kv, APIVersion: c.api}.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v, want %q", c.kv, c.api, err, c.want)
+		}
+	}
+}
+
+func TestNormalizeVersion(t *testing.T) {
+	for in, want := range map[string]string{"1.31": "v1.31.0", "v1.31": "v1.31.0", "1.31.2": "v1.31.2", "v1.37.1": "v1.37.1", "v1.40.0-alpha.1": "v1.40.0-alpha.1"} {
+		if got, err := NormalizeVersion(in); err != nil || got != want {
+			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "stable", "stable-1.31", "1", "v1.31.x", "1.31.0.1", " 1.31"} {
+		if got, err := NormalizeVersion(in); err == nil {
+			t.Errorf("%q accepted as %q", in, got)
+		}
+	}
+}
+
+// TestRenderWritesTheNormalisedVersion: kubeadm refuses kubernetesVersion
+// "1.31"; Render writes v1.31.0.
+func TestRenderWritesTheNormalisedVersion(t *testing.T) {
+	out, err := Render(Options{KubernetesVersion: "1.31"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "kubernetesVersion: v1.31.0\n") {
+		t.Errorf("kubernetesVersion not normalised:\n%s", out)
+	}
+}
+
+// TestProviderIDOneRule: a bare instance ID, a short one and a zone-less
+// providerID are refused with the same message shape.
+func TestProviderIDOneRule(t *testing.T) {
+	for _, id := range []string{"i-123", "i-0123456789abcdef0", "aws:////i-0123456789abcdef0", "aws:///us-east-1a/i-123"} {
+		err := Options{KubernetesVersion: "v1.37.1", ProviderID: id}.Validate()
+		want := `provider ID: providerID "` + id + `": want aws:///<zone>/<instance-id>, e.g. aws:///us-east-1a/i-0123456789abcdef0: `
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v\nwant the prefix %s", id, err, want)
+		}
 	}
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {
 	err := Options{KubernetesVersion: "latest", ProviderID: "aws:////i-0a1b2c3d4e5f60001"}.Validate()
-	for _, want := range []string{`kubernetes version "latest"`, `provider ID "aws:////i-0a1b2c3d4e5f60001": want aws:///<zone>/<instance-id>`} {
+	for _, want := range []string{`kubernetes version "latest"`, `provider ID: providerID "aws:////i-0a1b2c3d4e5f60001": want aws:///<zone>/<instance-id>`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
 		}
@@ -101,8 +158,9 @@ func TestRealKubeadmAcceptsIt(t *testing.T) {
 	if msg, err := validate("join.yaml", docs[2]+discovery); err != nil {
 		t.Errorf("kubeadm refused JoinConfiguration: %v\n%s\n%s", err, msg, docs[2])
 	}
-	// The negative control: v1beta3 is gone in kubeadm 1.37.
-	old, err := Render(Options{KubernetesVersion: "v1.37.1", APIVersion: V1beta3})
+	// The negative control: v1beta3 is gone in kubeadm 1.37 (Render
+	// refuses it with a 1.37 version, so none is given here).
+	old, err := Render(Options{APIVersion: V1beta3})
 	if err != nil {
 		t.Fatal(err)
 	}
