@@ -27,7 +27,7 @@ type Configuration struct {
 	Namespace   string `json:"namespace,omitempty"`
 	Image       string `json:"image,omitempty"`
 	ClusterName string `json:"clusterName,omitempty"`
-	// Region sets [Global] Region of the cloud config.
+	// Region sets [Global] Region of the cloud config (Values.Region).
 	Region string `json:"region,omitempty"`
 	// CloudConfig is the INI cloud-config file's text, read as the CCM
 	// reads it (strictly: unknown keys are errors).
@@ -99,12 +99,7 @@ func (c *Configuration) ApplyTo(v *Values) error {
 		}
 		v.CloudConfig = cc
 	}
-	if c.Region != "" {
-		if v.CloudConfig == nil {
-			v.CloudConfig = &cloudconfig.Config{}
-		}
-		v.CloudConfig.Global.Region = c.Region
-	}
+	setString(&v.Region, c.Region)
 	if c.Replicas != nil {
 		v.Replicas = c.Replicas
 	}

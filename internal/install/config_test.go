@@ -68,7 +68,7 @@ func TestApplyToKeepsUnsetFields(t *testing.T) {
 	if err := c.ApplyTo(&v); err != nil {
 		t.Fatal(err)
 	}
-	if v.Image != "x:1" || !v.ConfigureCloudRoutes || v.ClusterName != "a" || v.CloudConfig.Global.Region != "us-west-2" {
+	if v.Image != "x:1" || !v.ConfigureCloudRoutes || v.ClusterName != "a" || v.Region != "us-west-2" {
 		t.Fatalf("ApplyTo: %+v", v)
 	}
 }

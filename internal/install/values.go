@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cloud-provider/names"
@@ -120,6 +121,10 @@ type Values struct {
 	// CloudConfig is rendered into the ConfigMap. nil: an empty [Global]
 	// section (region, VPC and cluster ID from IMDS and instance tags).
 	CloudConfig *cloudconfig.Config
+	// Region is written to the cloud config's [Global] Region, over
+	// CloudConfig's own; empty: CloudConfig's. Kept apart from CloudConfig
+	// so that a bad region is blamed on the region, not on the file.
+	Region string
 	// Workload is WorkloadDaemonSet or WorkloadDeployment.
 	Workload Workload
 	// Replicas of the Deployment (ignored for a DaemonSet); nil: default.
@@ -174,6 +179,12 @@ func (v *Values) Default() {
 	if v.CloudConfig == nil {
 		v.CloudConfig = &cloudconfig.Config{}
 	}
+	if v.Region != "" && v.CloudConfig.Global.Region != v.Region {
+		// A copy: the caller's cloud config stays as it was read.
+		cc := *v.CloudConfig
+		cc.Global.Region = v.Region
+		v.CloudConfig = &cc
+	}
 	if v.Replicas == nil {
 		r := int32(DefaultReplicas)
 		v.Replicas = &r
@@ -190,25 +201,6 @@ func (v *Values) Default() {
 		v.Verbosity = &d
 	}
 }
-
-// imageReference is the distribution reference grammar
-// (github.com/distribution/reference regexp.go): [domain/]path[:tag][@digest].
-var imageReference = func() *regexp.Regexp {
-	const (
-		alnum      = `[a-z0-9]+`
-		separator  = `(?:[._]|__|[-]+)`
-		component  = alnum + `(?:` + separator + alnum + `)*`
-		domainPart = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
-		domain     = `(?:` + domainPart + `(?:\.` + domainPart + `)*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?`
-		tag        = `[\w][\w.-]{0,127}`
-		digest     = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
-	)
-	return regexp.MustCompile(`^(?:` + domain + `/)?` + component + `(?:/` + component + `)*` +
-		`(?P<tag>:` + tag + `)?(?P<digest>@` + digest + `)?$`)
-}()
-
-// maxImageNameLength is the reference grammar's limit on the name part.
-const maxImageNameLength = 255
 
 // flagName is a CCM flag name without dashes.
 var flagName = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
@@ -261,19 +253,44 @@ func (v *Values) Validate() error {
 	if net.ParseIP(v.BindAddress) == nil {
 		add("bindAddress %q: not an IP address (e.g. 127.0.0.1 or 0.0.0.0)", v.BindAddress)
 	}
-	managed := managedFlags()
+	managed, known := managedFlags(), ccmFlags()
 	for _, k := range slices.Sorted(maps.Keys(v.ExtraArgs)) {
 		switch {
 		case !flagName.MatchString(k):
 			add("extraArgs %q: not a flag name; write it without dashes, e.g. node-monitor-period", k)
 		case slices.Contains(managed, k):
 			add("extraArgs %q: set by the installer; use its own field or flag instead", k)
+		case known[k] == "":
+			// The CCM would exit at start with "unknown flag" and crash-loop.
+			add("extraArgs %q: not a flag of aws-cloud-controller-manager (see aws-cloud-controller-manager --help)", k)
 		case !utf8.ValidString(v.ExtraArgs[k]):
 			add("extraArgs %q: the value is not valid UTF-8", k)
+		default:
+			if err := checkFlagValue(known[k], v.ExtraArgs[k]); err != nil {
+				add("extraArgs %q: value %q: %v", k, v.ExtraArgs[k], err)
+			}
 		}
 	}
-	if v.CloudConfig != nil {
-		if _, err := renderCloudConfig(v.CloudConfig); err != nil {
+	regionOK := true
+	if v.Region != "" {
+		if err := (&cloudconfig.Config{Global: cloudconfig.Global{Region: v.Region}}).Validate(); err != nil {
+			regionOK = false
+			msg := err.Error()
+			if i := strings.Index(msg, "is not an AWS region"); i >= 0 {
+				msg = msg[i:]
+			}
+			add("region %q %s", v.Region, msg)
+		}
+	}
+	if cc := v.CloudConfig; cc != nil {
+		if !regionOK {
+			// Reported above, on the region; the rest of the file still
+			// gets checked.
+			c := *cc
+			c.Global.Region = ""
+			cc = &c
+		}
+		if _, err := renderCloudConfig(cc); err != nil {
 			add("cloudConfig: %v", err)
 		}
 	}
@@ -297,20 +314,35 @@ func (v *Values) validateLeaderMigration(add func(string, ...any)) {
 	}
 }
 
+// checkFlagValue parses value as a flag of the pflag type typ would, for
+// the scalar types; the CCM would refuse a bad one at start.
+func checkFlagValue(typ, value string) error {
+	fs := pflag.NewFlagSet("ccm", pflag.ContinueOnError)
+	switch typ {
+	case "bool":
+		fs.Bool("f", false, "")
+	case "duration":
+		fs.Duration("f", 0, "")
+	case "int":
+		fs.Int("f", 0, "")
+	case "int32":
+		fs.Int32("f", 0, "")
+	case "float32":
+		fs.Float32("f", 0, "")
+	default:
+		return nil
+	}
+	if err := fs.Set("f", value); err != nil {
+		return fmt.Errorf("not a %s", typ)
+	}
+	return nil
+}
+
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
 
 func (v *Values) validateImage(add func(string, ...any)) {
-	m := imageReference.FindStringSubmatch(v.Image)
-	switch {
-	case m == nil:
-		add("image %q: not an image reference; want [registry/]repository:tag or @sha256:digest, e.g. %s", v.Image, DefaultImage())
-	case m[imageReference.SubexpIndex("tag")] == "" && m[imageReference.SubexpIndex("digest")] == "":
-		add("image %q: pin a tag or digest (an untagged image means :latest, which changes under the cluster)", v.Image)
-	default:
-		name := strings.TrimSuffix(strings.TrimSuffix(v.Image, m[imageReference.SubexpIndex("digest")]), m[imageReference.SubexpIndex("tag")])
-		if len(name) > maxImageNameLength {
-			add("image: the repository name is %d characters long, at most %d are allowed", len(name), maxImageNameLength)
-		}
+	if err := ValidateImage(v.Image); err != nil {
+		add("%v", err)
 	}
 }
 

@@ -110,3 +110,66 @@ func lmConfig(t *testing.T, component string) []byte {
 	}
 	return data
 }
+
+// TestExtraArgsMustBeFlagsOfTheCCM: a flag the binary lacks, or a value
+// its flag type refuses, would crash-loop the CCM; Validate says so.
+func TestExtraArgsMustBeFlagsOfTheCCM(t *testing.T) {
+	v := Values{Image: testImage, ExtraArgs: map[string]string{"no-such-flag": "1", "node-monitor-period": "soon",
+		"concurrent-service-syncs": "two", "kube-api-qps": "fast", "node-status-update-frequency": "1m"}}
+	v.Default()
+	err := v.Validate()
+	for _, want := range []string{`extraArgs "no-such-flag": not a flag of aws-cloud-controller-manager`,
+		`extraArgs "node-monitor-period": value "soon": not a duration`, `extraArgs "concurrent-service-syncs": value "two": not a int32`,
+		`extraArgs "kube-api-qps": value "fast": not a float32`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "node-status-update-frequency") {
+		t.Errorf("a valid extra arg refused: %v", err)
+	}
+}
+
+// TestRegionIsBlamedOnTheRegion: a bad Region is the region's problem,
+// not the cloud config's, and the cloud config's own problems still show.
+func TestRegionIsBlamedOnTheRegion(t *testing.T) {
+	v := Values{Image: testImage, Region: "moon-1"}
+	v.Default()
+	err := v.Validate()
+	if err == nil || !strings.HasPrefix(err.Error(), `region "moon-1" is not an AWS region name`) || strings.Contains(err.Error(), "cloudConfig") {
+		t.Errorf("error %v", err)
+	}
+	cc, perr := cloudconfig.Parse([]byte("[Global]\nZone = us-east-1a\nVPC = nope\n"))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	v = Values{Image: testImage, Region: "moon-1", CloudConfig: cc}
+	v.Default()
+	err = v.Validate()
+	if err == nil || !strings.Contains(err.Error(), `region "moon-1"`) || !strings.Contains(err.Error(), "cloudConfig: ") || strings.Contains(err.Error(), `Region "moon-1"`) {
+		t.Errorf("error %v", err)
+	}
+	// A good region overrides the file's and lands in the rendered file.
+	v = Values{Image: testImage, Region: "eu-west-1", CloudConfig: &cloudconfig.Config{Global: cloudconfig.Global{Region: "us-east-1"}}}
+	out, rerr := Render(v)
+	if rerr != nil || !strings.Contains(string(out), "Region = eu-west-1") {
+		t.Errorf("render: %v\n%s", rerr, out)
+	}
+	if v.CloudConfig.Global.Region != "us-east-1" {
+		t.Errorf("the caller's cloud config was changed")
+	}
+}
+
+func TestValidateImage(t *testing.T) {
+	for _, ok := range []string{"nginx:1", "registry.example.com:5000/a/b:v1.2", "ghcr.io/x/y@sha256:" + strings.Repeat("a", 64)} {
+		if err := ValidateImage(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for bad, want := range map[string]string{"": "empty", "Foo:1": "not an image reference", "a b:1": "not an image reference",
+		"nginx": "pin a tag or digest", "x:" + strings.Repeat("t", 200): "not an image reference"} {
+		if err := ValidateImage(bad); err == nil || !strings.HasPrefix(err.Error(), "image ") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", bad, err, want)
+		}
+	}
+}

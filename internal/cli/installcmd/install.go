@@ -70,7 +70,7 @@ const (
 // to the flags that set them, so every message names both.
 var fieldFlags = map[string]string{
 	"namespace": flagNamespace, "image": flagImage, "clusterName": flagClusterName,
-	"cloudConfig": flagCloudConfig, "workload": flagWorkload, "replicas": flagReplicas,
+	"cloudConfig": flagCloudConfig, "region": flagRegion, "workload": flagWorkload, "replicas": flagReplicas,
 	"clusterCIDR": flagClusterCIDR, "controllers": flagControllers, "verbosity": flagVerbosity,
 	"cpuRequest": flagCPURequest, "memoryRequest": flagMemoryRequest, "bindAddress": flagBindAddress,
 	"extraArgs": flagExtraArgs,
@@ -163,12 +163,7 @@ func (o *ValueOptions) Values(fs *pflag.FlagSet) (install.Values, error) {
 		}
 		v.CloudConfig = cc
 	}
-	if set(flagRegion) {
-		if v.CloudConfig == nil {
-			v.CloudConfig = &cloudconfig.Config{}
-		}
-		v.CloudConfig.Global.Region = o.Region
-	}
+	setString(flagRegion, &v.Region, o.Region)
 	if set(flagReplicas) {
 		v.Replicas = &o.Replicas
 	}
@@ -190,9 +185,24 @@ func (o *ValueOptions) Values(fs *pflag.FlagSet) (install.Values, error) {
 	if set(flagExtraArgs) {
 		v.ExtraArgs = o.ExtraArgs
 	}
+	// An empty value given on purpose is a mistake (an unset variable in a
+	// script), not a request for the default, which Default would fill in.
+	var problems []string
+	for _, f := range []struct{ name, value string }{
+		{flagImage, o.Image}, {flagNamespace, o.Namespace}, {flagClusterName, o.ClusterName},
+		{flagWorkload, o.Workload}, {flagCPURequest, o.CPURequest}, {flagMemoryRequest, o.MemoryRequest},
+		{flagBindAddress, o.BindAddress},
+	} {
+		if set(f.name) && strings.TrimSpace(f.value) == "" {
+			problems = append(problems, fmt.Sprintf("  - --%s: empty; give a value, or leave the flag out for the default", f.name))
+		}
+	}
 	v.Default()
 	if err := v.Validate(); err != nil {
-		return v, exitcode.UsageError(fmt.Errorf("invalid install values:\n%s", describe(err)))
+		problems = append(problems, describe(err))
+	}
+	if len(problems) > 0 {
+		return v, exitcode.UsageError(fmt.Errorf("invalid install values:\n%s", strings.Join(problems, "\n")))
 	}
 	return v, nil
 }

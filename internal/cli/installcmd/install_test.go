@@ -150,7 +150,7 @@ func TestUsageErrors(t *testing.T) {
 			[]string{"--config", `unknown field "clusterNmae"`}},
 		{"invalid-config-missing", []string{"--config", filepath.Join("testdata", "nope.yaml")}, []string{"--config"}},
 		{"invalid-cloud-config", []string{"--cloud-config", filepath.Join("testdata", "invalid-cloud.conf")}, []string{"--cloud-config", "Regoin"}},
-		{"invalid-region", []string{"--region", "us-east-1a"}, []string{"--cloud-config", "Region"}},
+		{"invalid-region", []string{"--region", "us-east-1a"}, []string{"--region", `"us-east-1a" is a zone; use its region us-east-1`}},
 		{"invalid-flag-value", []string{"--replicas", "many"}, []string{"--replicas"}},
 		{"invalid-extra-args", []string{"--extra-args", "cluster-name=x"}, []string{"--extra-args", "cluster-name"}},
 	} {

@@ -54,7 +54,7 @@ func TestKubeadmOutput(t *testing.T) {
 			"apiVersion: kubeadm.k8s.io/v1beta4\ncontrollerManager:\n  extraArgs:\n  - name: cloud-provider\n    value: external\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.1\n",
 			"kind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - name: cloud-provider\n    value: external\n  - name: provider-id\n    value: " + pid + "\n  name: ip-10-0-1-10.ec2.internal\n",
 		}, []string{"v1beta3"}},
-		{"api-version-overrides", []string{"--kubernetes-version", "v1.37.1", "--api-version", kubeadmconfig.V1beta3}, []string{
+		{"api-version-overrides", []string{"--kubernetes-version", "v1.35.4", "--api-version", kubeadmconfig.V1beta3}, []string{
 			"apiVersion: kubeadm.k8s.io/v1beta3\n", "    cloud-provider: external\n"}, []string{"v1beta4"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/awsccmctl/awsccmctl/internal/install"
 )
 
 // Options say what to render.
@@ -37,8 +38,9 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("cluster name %q: %s", o.ClusterName, m))
 		}
 	}
-	if o.Image == "" || strings.ContainsAny(o.Image, " \t\n") {
-		errs = append(errs, fmt.Errorf("image %q: want a container image reference", o.Image))
+	// The same rule as every install target's.
+	if err := install.ValidateImage(o.Image); err != nil {
+		errs = append(errs, err)
 	}
 	if o.ClusterCIDR != "" {
 		if _, err := netip.ParsePrefix(o.ClusterCIDR); err != nil {

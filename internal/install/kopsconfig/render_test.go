@@ -99,3 +99,14 @@ func TestText(t *testing.T) {
 		t.Errorf("Text() does not split into the snippet and the commands:\n%s", out.Text())
 	}
 }
+
+// TestImageIsCheckedLikeEveryTarget: kops gets the image rule of
+// install.ValidateImage, not only a check for blanks.
+func TestImageIsCheckedLikeEveryTarget(t *testing.T) {
+	for image, want := range map[string]string{"": "empty", "Registry/CCM:v1": "not an image reference", "registry.example.com/ccm": "pin a tag or digest"} {
+		err := Options{ClusterName: "c.example.com", Image: image}.Validate()
+		if err == nil || !strings.Contains(err.Error(), `image "`+image+`": `) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", image, err, want)
+		}
+	}
+}
