@@ -2,12 +2,15 @@ package install
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
 
 // WriteManifests renders v and writes the objects: with dir empty as one
@@ -85,4 +88,31 @@ func removeStale(dir string, written map[string]bool, log io.Writer) error {
 		fmt.Fprintf(log, "removed %s (no longer rendered)\n", path)
 	}
 	return nil
+}
+
+// RenderList renders v as one JSON object, a v1 List of the objects in
+// apply order (what `install manifests -o json` prints; kubectl apply -f
+// takes it as it is), indented, with a final newline.
+func RenderList(v Values) ([]byte, error) {
+	objs, err := RenderObjects(v)
+	if err != nil {
+		return nil, err
+	}
+	list := struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Items      []json.RawMessage `json:"items"`
+	}{APIVersion: "v1", Kind: "List", Items: make([]json.RawMessage, 0, len(objs))}
+	for _, o := range objs {
+		j, err := yaml.YAMLToJSON(o.YAML)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", o.Kind, o.Name, err)
+		}
+		list.Items = append(list.Items, j)
+	}
+	b, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }

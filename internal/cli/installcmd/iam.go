@@ -45,7 +45,8 @@ action the code can call (the same as iam/ in the repository):
 
 With --role the output is one policy document, ready for
 aws iam put-role-policy --policy-document file://policy.json. Without --role it is
-a JSON object {"control-plane": <document>, "node": <document>}.
+a JSON object {"control-plane": <document>, "node": <document>}. The output is
+JSON with -o text and -o json alike.
 
 --least-privilege --cluster-id ID scopes the control-plane policy's mutating
 actions to resources tagged kubernetes.io/cluster/ID (the CCM tags what it
@@ -55,6 +56,11 @@ creates so); actions IAM cannot scope by tag stay on Resource "*".`,
   awsccmctl install iam --role control-plane --least-privilege --cluster-id prod`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The policies are JSON documents whatever -o says; json is
+			// accepted so scripts that pass -o json everywhere work.
+			if _, err := streams.format("iam", "IAM policy documents, which are JSON", formatText, formatJSON); err != nil {
+				return err
+			}
 			if err := o.Validate(cmd.Flags().Changed); err != nil {
 				return err
 			}

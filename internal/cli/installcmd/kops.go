@@ -38,16 +38,23 @@ commands that make the same change, one shell command per line. To keep one part
 
 --configure-cloud-routes and --allocate-node-cidrs are written only when given,
 so kops keeps choosing them (from the networking) otherwise. It does not contact
-the cluster or the kops state store.`,
+the cluster or the kops state store.
+
+-o json prints both as one JSON object instead: {"cluster": {"spec": ...},
+"commands": ["kops edit cluster ...", ...]}.`,
 		Example: `  awsccmctl install kops --name prod.k8s.example.com
   awsccmctl install kops --name prod.k8s.example.com --configure-cloud-routes --cluster-cidr 100.96.0.0/11`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := streams.format("kops", "the snippet and commands (text) or them as one JSON object (json)", formatText, formatJSON)
+			if err != nil {
+				return err
+			}
 			opts, err := o.Complete(cmd.Flags().Changed)
 			if err != nil {
 				return err
 			}
-			return writeKops(opts, streams)
+			return writeKops(opts, format, streams)
 		},
 	}
 	fs := cmd.Flags()
@@ -86,12 +93,19 @@ func (o *KopsOptions) Complete(changed func(string) bool) (kopsconfig.Options, e
 	return opts, exitcode.UsageError(fmt.Errorf("invalid kops options:\n%s", listProblems(err, kopsFields)))
 }
 
-// writeKops prints the snippet and the commands (kopsconfig.Output.Text).
-func writeKops(opts kopsconfig.Options, streams Streams) error {
+// writeKops prints the snippet and the commands: kopsconfig.Output.Text,
+// or with -o json Output.JSON.
+func writeKops(opts kopsconfig.Options, format string, streams Streams) error {
 	out, err := kopsconfig.Render(opts)
 	if err != nil {
 		return err
 	}
-	_, err = streams.Out.Write(out.Text())
+	b := out.Text()
+	if format == formatJSON {
+		if b, err = out.JSON(); err != nil {
+			return err
+		}
+	}
+	_, err = streams.Out.Write(b)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ const (
 	flagNodeName          = "node-name"
 	flagProviderID        = "provider-id"
 	flagFromIMDS          = "from-imds"
+	flagMerge             = "merge"
 )
 
 // imdsEndpointEnv is the variable the AWS SDK reads the IMDS endpoint from;
@@ -31,6 +33,8 @@ type KubeadmOptions struct {
 	KubernetesVersion, APIVersion, NodeName, ProviderID string
 	// FromIMDS fills NodeName and ProviderID, unless set, from IMDS.
 	FromIMDS bool
+	// Merge is the user's kubeadm configuration file to merge into.
+	Merge string
 }
 
 // kubeadmDeps are the outside lookups of `install kubeadm`, replaced in tests.
@@ -52,12 +56,22 @@ func newKubeadmCommandWith(streams Streams, deps kubeadmDeps) *cobra.Command {
 external AWS cloud controller manager: a ClusterConfiguration (kube-controller-manager
 --cloud-provider=external), an InitConfiguration and a JoinConfiguration (kubelet
 --cloud-provider=external, and with --provider-id / --node-name the node's providerID
-and name). Merge them into the files given to kubeadm init and kubeadm join --config.
-It does not contact the cluster.
+and name). It does not contact the cluster.
+
+--merge FILE merges them into your own kubeadm configuration file instead and
+prints the result: every document is kept (KubeletConfiguration,
+KubeProxyConfiguration and kinds it does not know byte for byte), your extraArgs
+and kubeletExtraArgs stay, a ClusterConfiguration is added to an init file that
+has none, and a setting of yours that contradicts the external CCM (for example
+cloud-provider=aws, another provider ID) is an error naming it. The file's API
+version is kept.
 
 The kubeadm API version is kubeadm.k8s.io/v1beta3 before Kubernetes 1.31 and
-v1beta4 from 1.31 (--api-version overrides). Without --kubernetes-version the
-version of the kubeadm on PATH (kubeadm version -o short) is used.
+v1beta4 from 1.31. --api-version may pick the other where the cluster's kubeadm
+reads both: kubeadm 1.22 to 1.35 read v1beta3, 1.31 and later v1beta4.
+--kubernetes-version takes v1.37.1 or 1.37 (written as v1.37.0). Without it the
+version of the kubeadm on PATH (kubeadm version -o short) is used, or with
+--merge the file's kubernetesVersion.
 
 --from-imds, for bootstrap scripts on the node itself, reads instance-id,
 placement/availability-zone and local-hostname from the instance metadata service
@@ -65,23 +79,31 @@ placement/availability-zone and local-hostname from the instance metadata servic
 --node-name=<local-hostname>; flags given explicitly win. If IMDS cannot be reached
 the command exits with code 3 (` + imdsEndpointEnv + ` overrides the endpoint).`,
 		Example: `  awsccmctl install kubeadm --kubernetes-version v1.37.1 > ccm-kubeadm.yaml
+  awsccmctl install kubeadm --merge kubeadm-init.yaml > kubeadm-init-ccm.yaml
   # on each node, in the bootstrap script, before kubeadm join:
   awsccmctl install kubeadm --from-imds > /etc/kubernetes/ccm-node.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := streams.format("kubeadm", "kubeadm's YAML configuration", formatText); err != nil {
+				return err
+			}
 			opts, err := o.Complete(cmd.Context(), cmd.Flags().Changed, deps)
 			if err != nil {
 				return err
+			}
+			if o.Merge != "" {
+				return mergeKubeadm(o.Merge, opts, streams)
 			}
 			return writeKubeadm(opts, streams)
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.KubernetesVersion, flagKubernetesVersion, "", "Kubernetes version of the cluster, e.g. v1.37.1 (default: kubeadm version -o short)")
-	fs.StringVar(&o.APIVersion, flagAPIVersion, "", "kubeadm API version, "+kubeadmconfig.V1beta3+" or "+kubeadmconfig.V1beta4+" (default: from the Kubernetes version)")
+	fs.StringVar(&o.KubernetesVersion, flagKubernetesVersion, "", "Kubernetes version of the cluster, e.g. v1.37.1 or 1.37 (default: kubeadm version -o short, or with --merge the file's)")
+	fs.StringVar(&o.APIVersion, flagAPIVersion, "", "kubeadm API version, "+kubeadmconfig.V1beta3+" (kubeadm 1.22 to 1.35) or "+kubeadmconfig.V1beta4+" (1.31 and later) (default: from the Kubernetes version)")
 	fs.StringVar(&o.NodeName, flagNodeName, "", "nodeRegistration.name of the Init/JoinConfiguration (the Node's name)")
 	fs.StringVar(&o.ProviderID, flagProviderID, "", "the kubelet's --provider-id, aws:///<zone>/<instance-id>")
 	fs.BoolVar(&o.FromIMDS, flagFromIMDS, false, "read --provider-id and --node-name from the instance metadata service (run on the node)")
+	fs.StringVar(&o.Merge, flagMerge, "", "your kubeadm configuration file: print it with the CCM's settings merged in, instead of the fragments")
 	return cmd
 }
 
@@ -94,7 +116,8 @@ func (o *KubeadmOptions) Complete(ctx context.Context, changed func(string) bool
 	}
 	opts := kubeadmconfig.Options{KubernetesVersion: o.KubernetesVersion, APIVersion: o.APIVersion,
 		NodeName: o.NodeName, ProviderID: o.ProviderID}
-	if opts.KubernetesVersion == "" {
+	if opts.KubernetesVersion == "" && o.Merge == "" {
+		// With --merge the file says (kubernetesVersion, apiVersion).
 		v, err := deps.kubeadmVersion(ctx)
 		switch {
 		case err == nil:
@@ -122,8 +145,15 @@ func (o *KubeadmOptions) Complete(ctx context.Context, changed func(string) bool
 		}
 	}
 	var problems []string
-	if err := opts.Validate(); err != nil {
+	// With --merge, Merge validates the options against the file (whose
+	// API version and kubernetesVersion count too).
+	switch err := opts.Validate(); {
+	case o.Merge == "" && err != nil:
 		problems = append(problems, describeKubeadm(err))
+	case o.Merge != "":
+		if err := kubeadmconfig.ValidateProviderID(opts.ProviderID); err != nil {
+			problems = append(problems, describeKubeadm(err))
+		}
 	}
 	if opts.NodeName != "" {
 		// The kubelet registers the Node under this name.
@@ -147,6 +177,22 @@ var kubeadmFields = []flagPrefix{
 
 // describeKubeadm lists the problems one per line, each naming its flag.
 func describeKubeadm(err error) string { return listProblems(err, kubeadmFields) }
+
+// mergeKubeadm prints the user's file with the fragments merged in
+// (kubeadmconfig.Merge). Problems with the file are usage errors naming
+// --merge and the file.
+func mergeKubeadm(path string, opts kubeadmconfig.Options, streams Streams) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return exitcode.UsageError(fmt.Errorf("--%s: %w", flagMerge, err))
+	}
+	out, err := kubeadmconfig.Merge(data, opts)
+	if err != nil {
+		return exitcode.UsageError(fmt.Errorf("--%s %s:\n%s", flagMerge, path, describeKubeadm(err)))
+	}
+	_, err = streams.Out.Write(out)
+	return err
+}
 
 // writeKubeadm prints the kubeadm fragments.
 func writeKubeadm(opts kubeadmconfig.Options, streams Streams) error {

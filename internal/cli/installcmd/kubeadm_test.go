@@ -153,6 +153,10 @@ func TestKubeadmUsageErrors(t *testing.T) {
 		{"invalid-api-version", []string{"--api-version", "kubeadm.k8s.io/v1beta2"}, []string{"--api-version", "v1beta2"}},
 		{"invalid-node-name", []string{"--node-name", "Node_1"}, []string{"--node-name", "Node_1"}},
 		{"invalid-all-at-once", []string{"--api-version", "v1", "--provider-id", "nope", "--node-name", "-x"}, []string{"--api-version", "--provider-id", "--node-name"}},
+		// kubeadm 1.36 removed v1beta3.
+		{"api-version-kubeadm-cannot-read", []string{"--api-version", kubeadmconfig.V1beta3},
+			[]string{"--api-version", "kubeadm 1.37 does not read it (kubeadm 1.22 to 1.35 read it)"}},
+		{"kubernetes-version-label", []string{"--kubernetes-version", "stable"}, []string{"--kubernetes-version", `"stable"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := runKubeadm(t, kubeadmDeps{}, append([]string{"--kubernetes-version", "v1.37.1"}, tc.args...)...)
@@ -245,4 +249,86 @@ func TestKubeadmFromIMDS(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestKubeadmNormalisesTheVersion: kubeadm refuses kubernetesVersion
+// "1.31"; the command writes v1.31.0 (and picks v1beta4 for it).
+func TestKubeadmNormalisesTheVersion(t *testing.T) {
+	out, err := runKubeadm(t, kubeadmDeps{}, "--kubernetes-version", "1.31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "kubernetesVersion: v1.31.0\n") || !strings.Contains(out, kubeadmconfig.V1beta4) {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// TestKubeadmProviderIDOneMessage: a short instance ID and a well-formed
+// bare one are refused alike, by the one providerID rule.
+func TestKubeadmProviderIDOneMessage(t *testing.T) {
+	var msgs []string
+	for _, id := range []string{"i-123", "i-0123456789abcdef0"} {
+		_, err := runKubeadm(t, kubeadmDeps{}, "--kubernetes-version", "v1.37.1", "--provider-id", id)
+		if exitcode.Of(err) != exitcode.Usage {
+			t.Fatalf("%s: %v", id, err)
+		}
+		msgs = append(msgs, strings.ReplaceAll(err.Error(), `"`+id+`"`, `"ID"`))
+	}
+	if msgs[0] != msgs[1] || !strings.Contains(msgs[0], "--provider-id") {
+		t.Errorf("two messages for one mistake:\n%s\n%s", msgs[0], msgs[1])
+	}
+}
+
+const mergeFixtures = "../../install/kubeadmconfig/testdata/merge/"
+
+// TestKubeadmMerge: --merge prints the user's file with the settings
+// merged in (kubeadmconfig tests what the merge keeps), without asking the
+// local kubeadm for a version.
+func TestKubeadmMerge(t *testing.T) {
+	const pid = "aws:///us-east-1a/i-0a1b2c3d4e5f60001"
+	out, err := runKubeadm(t, kubeadmDeps{}, "--merge", mergeFixtures+"valid-v1beta4-init.yaml", "--provider-id", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"kind: KubeProxyConfiguration\nmode: ipvs\n", "      value: tier=control-plane\n",
+		"    - name: cloud-provider\n      value: external\n    - name: provider-id\n      value: " + pid + "\n"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if err := kubeadmconfig.Check([]byte(out), kubeadmconfig.Options{ProviderID: pid}); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+}
+
+func TestKubeadmMergeUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"missing-file", []string{"--merge", "testdata/nope.yaml"}, []string{"--merge", "nope.yaml"}},
+		{"cloud-provider-aws", []string{"--merge", mergeFixtures + "invalid-cloud-provider-aws.yaml"},
+			[]string{"--merge", `controllerManager.extraArgs cloud-provider is "aws"`, `kubeletExtraArgs cloud-provider is "aws"`}},
+		{"v1beta3-file-for-1.37", []string{"--merge", mergeFixtures + "invalid-v1beta3-list-args.yaml", "--kubernetes-version", "1.37"},
+			[]string{"--merge", "kubeadm 1.37 does not read it"}},
+		{"other-api-version", []string{"--merge", mergeFixtures + "valid-v1beta4-join.yaml", "--api-version", kubeadmconfig.V1beta3},
+			[]string{"--api-version", "the file is kubeadm.k8s.io/v1beta4"}},
+		{"bad-provider-id", []string{"--merge", mergeFixtures + "valid-v1beta4-join.yaml", "--provider-id", "i-123"}, []string{"--provider-id"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runKubeadm(t, kubeadmDeps{}, tc.args...)
+			if code := exitcode.Of(err); code != exitcode.Usage {
+				t.Fatalf("exit code %d (%v), want %d", code, err, exitcode.Usage)
+			}
+			if out != "" {
+				t.Errorf("wrote output despite the error:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not name %q:\n%v", w, err)
+				}
+			}
+		})
+	}
 }

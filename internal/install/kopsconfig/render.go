@@ -2,6 +2,7 @@ package kopsconfig
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -90,10 +91,24 @@ const CommandsMarker = "# --- commands ---"
 
 // Output is what the kops target prints.
 type Output struct {
+	// Spec is the fragment of the Cluster, Snippet its YAML with a comment
+	// saying where it goes.
+	Spec Snippet `json:"cluster"`
 	// Snippet is the YAML to merge into the Cluster (`kops edit cluster`).
-	Snippet []byte
+	Snippet []byte `json:"-"`
 	// Commands do the same without an editor, then apply it.
-	Commands []string
+	Commands []string `json:"commands"`
+}
+
+// JSON is the output as `install kops -o json` prints it:
+// {"cluster": <the Cluster fragment>, "commands": [...]}, indented,
+// with a final newline.
+func (o Output) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // Text is the output as `install kops` prints it: the snippet,
@@ -143,6 +158,7 @@ func Render(o Options) (Output, error) {
 		edit += " --set " + s
 	}
 	return Output{
+		Spec:    s,
 		Snippet: append([]byte(header), body...),
 		Commands: []string{
 			edit,

@@ -85,13 +85,23 @@ func (o Options) resolve() (resolved, []error) {
 	default:
 		errs = append(errs, fmt.Errorf("kubeadm API version %q: want %s or %s", o.APIVersion, V1beta3, V1beta4))
 	}
-	if o.ProviderID != "" {
-		// One rule, the CCM's own: the canonical form only.
-		if _, err := providerid.ParseCanonical(o.ProviderID); err != nil {
-			errs = append(errs, fmt.Errorf("provider ID: %w", err))
-		}
+	if err := ValidateProviderID(o.ProviderID); err != nil {
+		errs = append(errs, err)
 	}
 	return r, errs
+}
+
+// ValidateProviderID checks a node's provider ID with the one rule every
+// path uses (providerid.ParseCanonical): aws:///<zone>/<instance-id>. Empty
+// is valid (not set). The error starts with "provider ID".
+func ValidateProviderID(id string) error {
+	if id == "" {
+		return nil
+	}
+	if _, err := providerid.ParseCanonical(id); err != nil {
+		return fmt.Errorf("provider ID: %w", err)
+	}
+	return nil
 }
 
 // args is an ordered flag list that marshals the way the API version
