@@ -2,11 +2,16 @@ package install
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // TestWriteManifestsStream: without a folder the objects go to out as
@@ -105,5 +110,45 @@ func list(t *testing.T, dir string) []string {
 func TestFileName(t *testing.T) {
 	if got := FileName(1, Object{Kind: "ClusterRole", Name: "system:Cloud"}); got != "02-clusterrole-system-cloud.yaml" {
 		t.Errorf("FileName = %q", got)
+	}
+}
+
+// TestRenderListIsTheObjects: the JSON List holds exactly the rendered
+// objects, in apply order, and decodes as a v1 List.
+func TestRenderListIsTheObjects(t *testing.T) {
+	v := Values{Image: testImage, Workload: WorkloadDeployment}
+	b, err := RenderList(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list corev1.List
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatalf("not a v1 List: %v", err)
+	}
+	objs, err := RenderObjects(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list.APIVersion != "v1" || list.Kind != "List" || len(list.Items) != len(objs) {
+		t.Fatalf("%s %s with %d items, want %d", list.APIVersion, list.Kind, len(list.Items), len(objs))
+	}
+	for i, o := range objs {
+		want, err := yaml.YAMLToJSON(o.YAML)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, w any
+		if err := json.Unmarshal(list.Items[i].Raw, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(want, &w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a, w) {
+			t.Errorf("item %d (%s %s) differs from the YAML document", i, o.Kind, o.Name)
+		}
+	}
+	if _, err := RenderList(Values{Image: "Nope"}); err == nil {
+		t.Error("RenderList rendered invalid values")
 	}
 }

@@ -1,9 +1,11 @@
 package kopsconfig
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -108,5 +110,32 @@ func TestImageIsCheckedLikeEveryTarget(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `image "`+image+`": `) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", image, err, want)
 		}
+	}
+}
+
+// TestJSON: -o json holds the same fragment and commands as the text.
+func TestJSON(t *testing.T) {
+	routes := true
+	out, err := Render(Options{ClusterName: "c.example.com", Image: "registry.example.com/ccm:v1", ConfigureCloudRoutes: &routes, ClusterCIDR: "100.96.0.0/11"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := out.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Cluster  Snippet  `json:"cluster"`
+		Commands []string `json:"commands"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	var fromText Snippet
+	if err := yaml.UnmarshalStrict(out.Snippet, &fromText); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Cluster, fromText) || !reflect.DeepEqual(got.Commands, out.Commands) {
+		t.Errorf("JSON %s\ndiffers from the text:\n%s", b, out.Text())
 	}
 }
