@@ -1,5 +1,5 @@
 # Thin wrappers over hack/ scripts; the scripts hold the logic.
-.PHONY: all build test test-unit bench lint verify demo clean testbed image
+.PHONY: all build test test-unit bench lint verify demo demo-up demo-down clean testbed image
 
 all: build
 
@@ -26,6 +26,12 @@ verify: ## Fail when generated files (iam/, reference docs) are stale
 
 demo: ## Run the CCM against a local control plane and AWS emulator
 	hack/demo.sh
+
+demo-up: ## The demo, then leave its control plane and emulator running (. _output/demo/env.sh)
+	hack/demo.sh up
+
+demo-down: ## Stop what demo-up left running
+	hack/demo.sh down
 
 image: ## OCI image tarball into _output/image (PLATFORM=linux/arm64, FORMAT=docker)
 	hack/image.sh

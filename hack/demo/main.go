@@ -47,6 +47,9 @@ type options struct {
 	timeout  time.Duration
 	// preflight runs awsccmctl preflight on the demo cluster at the end.
 	preflight bool
+	// keep leaves the control plane and the emulator running for the
+	// tutorial (docs/getting-started.md) until SIGINT or SIGTERM.
+	keep bool
 }
 
 // demo holds what is running; teardown stops whatever was started.
@@ -73,6 +76,7 @@ func main() {
 	flag.StringVar(&o.stateDir, "state-dir", "_output/demo", "folder for logs, cloud config and control-plane state (reset on each run)")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "bound of each wait")
 	flag.BoolVar(&o.preflight, "preflight", false, "after the report, run `awsccmctl preflight --mode post-install` against the demo cluster and the emulator")
+	flag.BoolVar(&o.keep, "keep", false, "after the report, stop the demo's CCM but leave etcd, kube-apiserver and the emulator running until SIGINT or SIGTERM; writes env.sh (KUBECONFIG and AWS_* for them) and node-root/ (a worker's files) into --state-dir")
 	flag.Parse()
 	os.Exit(run(o))
 }
@@ -153,7 +157,12 @@ func (d *demo) run(ctx context.Context) error {
 		return fmt.Errorf("load balancers: %w", err)
 	}
 	if d.opts.preflight {
-		return d.runPreflight(ctx)
+		if err := d.runPreflight(ctx); err != nil {
+			return err
+		}
+	}
+	if d.opts.keep {
+		return d.keepRunning(ctx)
 	}
 	return nil
 }
@@ -201,7 +210,7 @@ func (d *demo) prepare() error {
 		return fmt.Errorf("%s: %w", d.opts.fixture, err)
 	}
 	// Only what this program writes is removed, never the folder itself.
-	for _, name := range []string{"controlplane", "ccm.log", "aws-emulator.log", "cloud.conf", "emulator.url"} {
+	for _, name := range []string{"controlplane", "ccm.log", "aws-emulator.log", "cloud.conf", "emulator.url", envFile, nodeRootDir} {
 		if err := os.RemoveAll(filepath.Join(d.opts.stateDir, name)); err != nil {
 			return err
 		}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// nodeRoot is the file layout of a kubeadm worker whose kubelet runs with
+// --cloud-provider=external: what `awsccmctl preflight --node --root` reads
+// in the tutorial, standing in for a real node's /.
+//
+//go:embed noderoot
+var nodeRoot embed.FS
+
+// Files the kept demo writes into its state folder; hack/demo.sh and
+// docs/getting-started.md name them too.
+const (
+	envFile     = "env.sh"
+	nodeRootDir = "node-root"
+)
+
+// keepRunning leaves etcd, kube-apiserver and the emulator running for the
+// tutorial until ctx ends (SIGINT, or SIGTERM from `hack/demo.sh down`).
+// The demo's own CCM is stopped first: the tutorial starts one of its own,
+// and two CCMs without leader election would both write the Nodes.
+func (d *demo) keepRunning(ctx context.Context) error {
+	if err := d.ccm.Stop(5 * time.Second); err != nil {
+		return fmt.Errorf("stop the demo's CCM: %w", err)
+	}
+	if err := d.writeNodeRoot(); err != nil {
+		return err
+	}
+	// env.sh is written last: hack/demo.sh up waits for it as the sign that
+	// everything is ready.
+	if err := d.writeEnv(); err != nil {
+		return err
+	}
+	step("left running: etcd, kube-apiserver (%s) and the AWS emulator (%s); the demo's CCM is stopped", d.cp.Config.Host, d.emuURL)
+	step("use them with:  . %s", filepath.Join(d.opts.stateDir, envFile))
+	step("stop them with: make demo-down (or Ctrl-C here)")
+	<-ctx.Done()
+	step("stopping")
+	return nil
+}
+
+// writeEnv writes a shell file that points kubeconfig users and AWS SDK
+// users at the kept control plane and emulator. IMDS is left enabled and
+// served by the emulator, which answers as the fixture's imdsInstanceId:
+// node-mode preflight finds its region and instance the way it does on EC2.
+func (d *demo) writeEnv() error {
+	vars := [][2]string{
+		{"KUBECONFIG", d.cp.KubeconfigPath},
+		{"AWS_ENDPOINT_URL", d.emuURL},
+		{"AWS_EC2_METADATA_SERVICE_ENDPOINT", d.emuURL},
+		{"AWS_EC2_METADATA_DISABLED", "false"},
+		{"AWS_ACCESS_KEY_ID", "AKIDDEMO"},
+		{"AWS_SECRET_ACCESS_KEY", "demo-secret"},
+		{"AWS_REGION", d.fixture.Region},
+		{"AWS_CONFIG_FILE", os.DevNull},
+		{"AWS_SHARED_CREDENTIALS_FILE", os.DevNull},
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Written by the demo (hack/demo.sh up): the kept control plane and AWS emulator.\n")
+	fmt.Fprintf(&b, "# Source it: . %s\n", filepath.Join(d.opts.stateDir, envFile))
+	// Settings that would send the SDK elsewhere (a profile, a session
+	// token of real credentials) are cleared.
+	b.WriteString("unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ROLE_ARN AWS_WEB_IDENTITY_TOKEN_FILE\n")
+	for _, kv := range vars {
+		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
+	}
+	path := filepath.Join(d.opts.stateDir, envFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// writeNodeRoot copies the embedded node layout into the state folder.
+func (d *demo) writeNodeRoot() error {
+	dst := filepath.Join(d.opts.stateDir, nodeRootDir)
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if err := os.CopyFS(dst, mustSub(nodeRoot, "noderoot")); err != nil {
+		return fmt.Errorf("write the tutorial's node root: %w", err)
+	}
+	// An empty folder cannot be embedded; kubelet's static Pod path is
+	// part of a real worker's layout.
+	return os.MkdirAll(filepath.Join(dst, "etc/kubernetes/manifests"), 0o755)
+}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err) // dir is a constant embedded above
+	}
+	return sub
+}
+
+// shellQuote quotes s for POSIX sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
