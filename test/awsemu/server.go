@@ -54,6 +54,7 @@ type Server struct {
 	iam      *iamState
 	imds     *imdsState
 	services []*service
+	auth     authState // IAM enforcement (enforce.go)
 
 	ctl           sync.Mutex // guards accounting, faults, the response delay and the logger
 	calls         map[string]int
@@ -196,11 +197,18 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) (svcName, acti
 	case h == nil:
 		proto.writeError(w, reqID, errInvalidAction(action, svcName))
 	default:
-		if resp, apiErr := h(r.Form); apiErr != nil {
+		caller, apiErr := s.authorize(r, svc, action)
+		if apiErr != nil {
 			proto.writeError(w, reqID, apiErr)
-		} else {
-			proto.writeResponse(w, action, svc.xmlns, reqID, resp)
+			return svcName, action
 		}
+		resp, apiErr := h(r.Form)
+		if apiErr != nil {
+			proto.writeError(w, reqID, apiErr)
+			return svcName, action
+		}
+		resp = s.asCaller(caller, svc, action, r.Form, resp)
+		proto.writeResponse(w, action, svc.xmlns, reqID, resp)
 	}
 	return svcName, action
 }

@@ -22,6 +22,9 @@ func stsService(c *common) *service {
 		actions: actionTable{
 			"GetCallerIdentity": s.getCallerIdentity,
 			"AssumeRole":        s.assumeRole,
+			// Decodes this emulator's EC2 UnauthorizedOperation messages
+			// (enforce.go).
+			"DecodeAuthorizationMessage": s.decodeAuthorizationMessage,
 		},
 	}
 }
@@ -89,4 +92,18 @@ func (s *stsState) assumeRole(form url.Values) (any, *apiError) {
 			Expiration:      time.Now().Add(duration).UTC().Format(time.RFC3339),
 		},
 	}, nil
+}
+
+func (s *stsState) decodeAuthorizationMessage(form url.Values) (any, *apiError) {
+	enc := form.Get("EncodedMessage")
+	if enc == "" {
+		return nil, errMissingParameter("EncodedMessage")
+	}
+	doc, ok := decodeAuthMessage(enc)
+	if !ok {
+		return nil, newAPIError(http.StatusBadRequest, "InvalidAuthorizationMessageException", "The encoded message is not valid.")
+	}
+	return struct {
+		DecodedMessage string `xml:"DecodedMessage"`
+	}{doc}, nil
 }
