@@ -25,6 +25,10 @@ const (
 	GateFailed = 6
 	// Busy: another run holds the migration.
 	Busy = 7
+	// Mismatch: install apply or uninstall: the values do not match the
+	// install recorded in the cluster (another --namespace or --workload,
+	// or a second install beside a recorded one); nothing was changed.
+	Mismatch = 8
 	// Interrupted: stopped by SIGINT or SIGTERM (128 + SIGINT).
 	Interrupted = 130
 )

@@ -1,11 +1,15 @@
 package installcmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -114,11 +118,13 @@ uninitialized taint), and ends with the post-install checks of preflight.`,
 			if err != nil {
 				return err
 			}
-			_, err = deploy.Apply(cmd.Context(), clients, objs, deploy.ApplyOptions{
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			_, err = deploy.Apply(ctx, clients, objs, deploy.ApplyOptions{
 				DryRun: o.DryRun, Force: o.Force, Diff: o.Diff, Out: streams.Out, Wait: o.Wait, Timeout: o.Timeout,
 				Progress: streams.Err, Applied: func(r deploy.Report) error { return writeReport(streams, r) },
 			})
-			return applyError(err)
+			return applyError(ctx, err)
 		},
 	}
 	o.addFlags(cmd)
@@ -151,10 +157,33 @@ func writeReport(streams Streams, r deploy.Report) error {
 	return err
 }
 
-// applyError gives deploy.Apply's errors their exit codes: the CCM not
-// taking over in time (or failed post-install checks) is 1.
-func applyError(err error) error {
-	if we := (*deploy.WaitError)(nil); errors.As(err, &we) {
+// interruptible returns the command's context, cancelled on SIGINT or
+// SIGTERM so that a wait stops at once and says it was interrupted.
+func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}
+
+// applyError gives deploy.Apply's and Uninstall's errors their exit codes:
+// interrupted (ctx cancelled) is 130, values that do not match the
+// recorded install 8, the CCM not taking over in time (or failed
+// post-install checks) 1.
+func applyError(ctx context.Context, err error) error {
+	var (
+		we *deploy.WaitError
+		me *deploy.MismatchError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		return &exitcode.Error{Code: exitcode.Interrupted, Err: errors.New("interrupted")}
+	case errors.As(err, &me):
+		return &exitcode.Error{Code: exitcode.Mismatch, Err: err}
+	case errors.As(err, &we):
 		return &exitcode.Error{Code: exitcode.Failed, Err: err}
 	}
 	return clusterError(err)

@@ -11,12 +11,16 @@ func newUninstallCommand(streams Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "uninstall",
 		Short: "Remove exactly what install created",
-		Long: `uninstall deletes the objects install apply created, workload first, RBAC
-last. Give it the same values (--config, --namespace, --workload) as the
-install. An object of the same name that does not carry the label
-app.kubernetes.io/managed-by=awsccmctl was not created by install and is left
-alone; one already gone is reported and skipped. --dry-run=server asks the
-API server to run each deletion without doing it.`,
+		Long: `uninstall removes the install recorded in the ConfigMap awsccmctl-install of
+the CCM's namespace (install apply writes it: every object it applied, and
+whether it created it or found it there). It deletes, workload first and RBAC
+last, the objects the install created, and leaves those that existed before
+it (adopted); then it deletes the record. Give it the same values (--config,
+--namespace, --workload) as the install: when they do not match the recorded
+install (no install recorded in --namespace, or objects it does not hold) it
+refuses, changes nothing and exits 8. An object already gone is reported and
+skipped. --dry-run=server asks the API server to run each deletion without
+doing it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, clients, err := o.prepare(cmd)
@@ -27,9 +31,11 @@ API server to run each deletion without doing it.`,
 			if err != nil {
 				return err
 			}
-			r, err := deploy.Uninstall(cmd.Context(), clients, objs, o.DryRun, streams.Err)
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			r, err := deploy.Uninstall(ctx, clients, objs, o.DryRun, streams.Err)
 			if err != nil {
-				return clusterError(err)
+				return applyError(ctx, err)
 			}
 			return writeReport(streams, r)
 		},

@@ -128,6 +128,12 @@ func Apply(ctx context.Context, c Clients, objs []*unstructured.Unstructured, o 
 		progress = io.Discard
 	}
 	start := time.Now()
+	// Refusals first: a mismatched install changes nothing, not even the
+	// diff's server dry run.
+	inv, err := planInventory(ctx, c, objs)
+	if err != nil {
+		return Report{}, err
+	}
 	if o.Diff {
 		d, err := c.Apply.Diff(ctx, objs)
 		if err != nil {
@@ -140,7 +146,10 @@ func Apply(ctx context.Context, c Clients, objs []*unstructured.Unstructured, o 
 			fmt.Fprint(o.Out, d)
 		}
 	}
-	fmt.Fprintf(progress, "applying %d objects (server-side apply, field manager %s)\n", len(objs), apply.FieldManager)
+	if err := c.Apply.WriteInventory(ctx, inv, o.DryRun); err != nil {
+		return Report{}, err
+	}
+	fmt.Fprintf(progress, "applying %d objects (server-side apply, field manager %s; inventory ConfigMap %s/%s)\n", len(objs), apply.FieldManager, inv.Namespace, apply.InventoryName)
 	results, err := c.Apply.Apply(ctx, objs, apply.Options{DryRun: o.DryRun, Force: o.Force, Progress: progress})
 	if err != nil {
 		return Report{}, err
@@ -165,8 +174,12 @@ func Apply(ctx context.Context, c Clients, objs []*unstructured.Unstructured, o 
 	return r, waitForCCM(ctx, c.Kube, objs, start, timeout, progress)
 }
 
-// Uninstall deletes objs (in reverse order) and reports each; dryRun is as
-// in ApplyOptions.
+// Uninstall removes the install objs were rendered from: it deletes, in
+// reverse order, the objects its inventory records as created by it (also
+// those of earlier applies that objs no longer hold), leaves those that
+// existed before it, then deletes the inventory. When objs do not match
+// the recorded install (another namespace or workload) it is a
+// *MismatchError and nothing is deleted. dryRun is as in ApplyOptions.
 func Uninstall(ctx context.Context, c Clients, objs []*unstructured.Unstructured, dryRun string, progress io.Writer) (Report, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -174,8 +187,12 @@ func Uninstall(ctx context.Context, c Clients, objs []*unstructured.Unstructured
 	if progress == nil {
 		progress = io.Discard
 	}
-	fmt.Fprintf(progress, "removing %d objects\n", len(objs))
-	results, err := c.Apply.Uninstall(ctx, objs, apply.Options{DryRun: dryRun, Progress: progress})
+	inv, err := recordedInventory(ctx, c, objs)
+	if err != nil {
+		return Report{}, err
+	}
+	fmt.Fprintf(progress, "removing the install recorded in ConfigMap %s/%s (%d objects)\n", inv.Namespace, apply.InventoryName, len(inv.Members))
+	results, err := c.Apply.UninstallInventory(ctx, inv, apply.Options{DryRun: dryRun, Progress: progress})
 	if err != nil {
 		return Report{}, err
 	}

@@ -1,0 +1,114 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/awsccmctl/awsccmctl/internal/install/apply"
+)
+
+// MismatchError says the values given do not match the install recorded in
+// the cluster (another --namespace or --workload than the install's, or a
+// second install beside a recorded one). Nothing was changed.
+type MismatchError struct{ Err error }
+
+func (e *MismatchError) Error() string { return e.Err.Error() }
+func (e *MismatchError) Unwrap() error { return e.Err }
+
+// installNamespace is the namespace objs were rendered for: the workload's.
+// (The RoleBinding lives in kube-system whatever it is.)
+func installNamespace(objs []*unstructured.Unstructured) (string, error) {
+	if w := workload(objs); w != nil {
+		return w.GetNamespace(), nil
+	}
+	return "", errors.New("the rendered objects hold no DaemonSet or Deployment")
+}
+
+// workload returns the CCM's DaemonSet or Deployment among objs.
+func workload(objs []*unstructured.Unstructured) *unstructured.Unstructured {
+	for _, u := range objs {
+		switch u.GroupVersionKind().GroupKind().String() {
+		case "DaemonSet.apps", "Deployment.apps":
+			return u
+		}
+	}
+	return nil
+}
+
+func namespaces(invs []*apply.Inventory) []string {
+	var out []string
+	for _, inv := range invs {
+		out = append(out, inv.Namespace)
+	}
+	return out
+}
+
+// planInventory reads the recorded installs and returns the inventory of
+// applying objs. A recorded install in another namespace is a
+// *MismatchError: two CCMs, each leading in its own namespace, would both
+// run the controllers, and they share the ClusterRole and its binding.
+func planInventory(ctx context.Context, c Clients, objs []*unstructured.Unstructured) (*apply.Inventory, error) {
+	ns, err := installNamespace(objs)
+	if err != nil {
+		return nil, err
+	}
+	invs, err := c.Apply.Inventories(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var prev *apply.Inventory
+	var others []string
+	for _, inv := range invs {
+		if inv.Namespace == ns {
+			prev = inv
+		} else {
+			others = append(others, inv.Namespace)
+		}
+	}
+	if len(others) > 0 {
+		return nil, &MismatchError{fmt.Errorf("the CCM is already installed in namespace %s (ConfigMap %s/%s records it); a second install in %s would run a second leader and take over the ClusterRole binding: re-run with --namespace %s, or remove that install first (awsccmctl install uninstall --namespace %s); nothing was changed",
+			strings.Join(others, ", "), others[0], apply.InventoryName, ns, others[0], others[0])}
+	}
+	return c.Apply.PlanInventory(ctx, ns, prev, objs)
+}
+
+// recordedInventory returns the inventory of the install objs were rendered
+// from. No install recorded in their namespace, or a recorded install that
+// does not hold every one of objs, is a *MismatchError.
+func recordedInventory(ctx context.Context, c Clients, objs []*unstructured.Unstructured) (*apply.Inventory, error) {
+	ns, err := installNamespace(objs)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := c.Apply.ReadInventory(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	if inv == nil {
+		invs, err := c.Apply.Inventories(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(invs) > 0 {
+			others := namespaces(invs)
+			return nil, &MismatchError{fmt.Errorf("no install is recorded in namespace %s: the CCM was installed in namespace %s; re-run with --namespace %s (the install's values); nothing was changed",
+				ns, strings.Join(others, ", "), others[0])}
+		}
+		return nil, &MismatchError{fmt.Errorf("no install is recorded in this cluster (no ConfigMap %s/%s): nothing to remove, nothing was changed; an install made by an older awsccmctl is recorded by running install apply once with its values", ns, apply.InventoryName)}
+	}
+	var missing []string
+	for _, u := range objs {
+		if _, ok := inv.Lookup(u); !ok {
+			missing = append(missing, apply.Ref(u))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &MismatchError{fmt.Errorf("the values do not match the install recorded in namespace %s: it holds no %s (another --workload or --config than the install's?); give the install's values; nothing was changed",
+			ns, strings.Join(missing, ", "))}
+	}
+	return inv, nil
+}
