@@ -74,6 +74,10 @@ type Input struct {
 	HostNetwork bool
 	// Mode is the moment preflight runs at.
 	Mode preflight.Mode
+	// Unavailable, when set, says why AWS cannot be asked at all (the
+	// region is unknown): every AWS check is skipped with this reason, so
+	// the checks that need no AWS still run and report.
+	Unavailable string
 }
 
 // ccmActions returns the actions the CCM calls; tests add a mutating one
@@ -86,6 +90,10 @@ var ccmActions = func() []awsapi.Action { return awsapi.Actions(awsapi.Component
 func Checks(in Input) []preflight.Check {
 	r := &runner{in: in, ec2: in.AWS.EC2, sts: in.AWS.STS, iam: in.AWS.IAM}
 	c := func(id, title string, sev preflight.Severity, req []string, run func(context.Context) preflight.Result) preflight.Check {
+		if in.Unavailable != "" {
+			// Each check says why itself, rather than "requires aws-identity".
+			req, run = nil, func(context.Context) preflight.Result { return preflight.Skip("%s", in.Unavailable) }
+		}
 		return preflight.Check{ID: id, Category: Category, Title: title, Severity: sev, Requires: req, Run: run}
 	}
 	const errSev, warnSev = preflight.SeverityError, preflight.SeverityWarning

@@ -2,7 +2,6 @@ package gather
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
@@ -16,6 +15,15 @@ import (
 
 // imdsTimeout bounds the IMDS questions; off EC2 nothing answers.
 const imdsTimeout = 5 * time.Second
+
+// Why the AWS checks are skipped when the region is unknown, with the fix.
+// IMDS goes silent in a container when the instance's IMDSv2 hop limit is 1.
+const (
+	regionUnknownNode = "skipped: the AWS region is unknown (no --region, no Region in a --cloud-config file, and IMDS did not answer); " +
+		"pass --region, or run on the EC2 instance with IMDS reachable (in a container the instance's IMDSv2 hop limit must be 2)"
+	regionUnknownCluster = "skipped: the AWS region is unknown (no --region, no Region in a --cloud-config file, and no Node has a " +
+		"topology.kubernetes.io/region label); pass --region or --cloud-config"
+)
 
 // awsNodeInput builds the AWS checks' input for node mode: the region from
 // o.Region, the cloud config, or IMDS; this node's instance from its
@@ -48,8 +56,8 @@ func awsNodeInput(ctx context.Context, o Options, node *nodefiles.Node) (awschec
 		}
 	}
 	if region == "" {
-		return awschecks.Input{}, &UnreachableError{errors.New(
-			"the AWS region is unknown: pass --region, set Region in the --cloud-config file, or run on EC2 where IMDS answers; --aws=false skips the AWS checks")}
+		// Not an error: the node checks need no AWS and still report.
+		return awschecks.Input{Mode: o.Mode, CloudConfig: cc, Unavailable: regionUnknownNode}, nil
 	}
 	in, err := newAWSInput(ctx, o, cc, region)
 	if err != nil {

@@ -65,8 +65,8 @@ func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface
 		}
 	}
 	if region == "" {
-		return awschecks.Input{}, &UnreachableError{fmt.Errorf(
-			"the AWS region is unknown: pass --region or set Region in the --cloud-config file (no Node has a %s label); --aws=false skips the AWS checks", corev1.LabelTopologyRegion)}
+		// Not an error: the cluster checks need no AWS and still report.
+		return awschecks.Input{Mode: o.Mode, CloudConfig: cc, Unavailable: regionUnknownCluster}, nil
 	}
 	lbServices, err := loadBalancerServices(ctx, client)
 	if err != nil {

@@ -125,6 +125,11 @@ func (o Options) checks(ctx context.Context) ([]preflight.Check, error) {
 	if err != nil {
 		return nil, &InputError{fmt.Errorf("kubeconfig: %w", err)}
 	}
+	return o.clusterChecks(ctx, client)
+}
+
+// clusterChecks builds the checks of cluster mode on client.
+func (o Options) clusterChecks(ctx context.Context, client kubernetes.Interface) ([]preflight.Check, error) {
 	if !o.AWS {
 		return clusterchecks.Checks(clusterchecks.Input{Client: client, Mode: o.Mode}), nil
 	}

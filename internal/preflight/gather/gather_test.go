@@ -3,11 +3,17 @@ package gather
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
 )
 
@@ -60,14 +66,68 @@ func TestCollectErrorKinds(t *testing.T) {
 }
 
 // TestCollectRegionUnknown: with AWS, a node mode run that cannot learn the
-// region (no flag, no cloud config, IMDS silent) is an UnreachableError.
+// region (no flag, no cloud config, IMDS silent, as in a container behind
+// an IMDSv2 hop limit of 1) still runs every node check; each AWS check is
+// skipped with the reason, and nothing is asked of AWS.
 func TestCollectRegionUnknown(t *testing.T) {
 	srv := emulatorEnv(t)
 	srv.SetIMDSAvailable(false)
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	_, err := Collect(t.Context(), Options{Mode: preflight.ModePreInstall, Node: true, Root: filepath.Join(fixtures, "kops-node"), AWS: true})
-	var down *UnreachableError
-	if !errors.As(err, &down) {
-		t.Fatalf("error %T %v, want *UnreachableError", err, err)
+	rep, err := Collect(t.Context(), Options{Mode: preflight.ModePreInstall, Node: true, Root: filepath.Join(fixtures, "kops-node"), AWS: true})
+	if err != nil {
+		t.Fatalf("Collect: %v, want a report", err)
+	}
+	nodeIDs := map[string]bool{}
+	for _, c := range nodechecks.Checks(nodechecks.Input{Mode: preflight.ModePreInstall}) {
+		nodeIDs[c.ID] = true
+	}
+	assertAWSSkipped(t, rep, nodeIDs, "the AWS region is unknown")
+	if n := srv.Calls("sts", "") + srv.Calls("ec2", "") + srv.Calls("iam", ""); n != 0 {
+		t.Errorf("%d AWS calls with no region: %v", n, srv.CallCounts())
+	}
+}
+
+// TestClusterRegionUnknown: cluster mode with no region anywhere (no flag,
+// no cloud config, no Node region label) runs the cluster checks and skips
+// the AWS ones with the reason.
+func TestClusterRegionUnknown(t *testing.T) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"},
+		Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-0a1b2c3d4e5f60001"}})
+	o := Options{Mode: preflight.ModePreInstall, AWS: true}
+	checks, err := o.clusterChecks(t.Context(), client)
+	if err != nil {
+		t.Fatalf("clusterChecks: %v, want checks", err)
+	}
+	rep, err := preflight.Run(t.Context(), checks, preflight.Options{Mode: o.Mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusterIDs := map[string]bool{}
+	for _, c := range clusterchecks.Checks(clusterchecks.Input{Mode: o.Mode}) {
+		clusterIDs[c.ID] = true
+	}
+	assertAWSSkipped(t, rep, clusterIDs, "topology.kubernetes.io/region")
+}
+
+// assertAWSSkipped checks that every non-AWS check in want ran (not skipped
+// for AWS's sake) and every AWS check was skipped with a message holding
+// reason.
+func assertAWSSkipped(t *testing.T, rep preflight.Report, want map[string]bool, reason string) {
+	t.Helper()
+	aws, other := 0, 0
+	for _, f := range rep.Findings {
+		if f.Category == awschecks.Category {
+			aws++
+			if f.Status != preflight.StatusSkip || !strings.Contains(f.Message, reason) {
+				t.Errorf("%s: %s %q, want skip saying %q", f.ID, f.Status, f.Message, reason)
+			}
+			continue
+		}
+		if want[f.ID] {
+			other++
+		}
+	}
+	if other != len(want) || aws != len(awschecks.Checks(awschecks.Input{})) {
+		t.Fatalf("%d of %d non-AWS findings, %d AWS findings: %+v", other, len(want), aws, rep.Findings)
 	}
 }
