@@ -34,7 +34,7 @@ RACE_PKGS=(
 )
 # Suites that are nothing but test-bed tests: test-unit leaves them out
 # rather than build them to skip every test.
-TESTBED_ONLY='/test/(integration|rbac|migration|bench)$'
+TESTBED_ONLY='/test/(integration|rbac|migration|bench|tutorial)$'
 
 race_list=$(go list "${RACE_PKGS[@]}")
 all_list=$(go list ./...)
