@@ -45,8 +45,10 @@ var utf8BOM = []byte("\ufeff")
 // Config.Validate next (Load does all three).
 //
 // Decoding is strict: every unknown section and key is reported, with the
-// known names, in one *Error. A syntax error names its line and column. A
-// leading UTF-8 byte-order mark is skipped.
+// known names, in one *Error, and so is every section or single-valued key
+// that occurs more than once (gcfg would keep the last value), with its
+// lines. A syntax error names its line and column. A leading UTF-8
+// byte-order mark is skipped.
 func Parse(data []byte) (cfg *Config, err error) {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	c := &Config{}
@@ -61,8 +63,10 @@ func Parse(data []byte) (cfg *Config, err error) {
 	if fatal := gcfg.FatalOnly(readErr); fatal != nil {
 		return nil, &Error{Problems: []string{describeFatal(fatal)}}
 	}
-	if extra := warnings.WarningsOnly(readErr); len(extra) > 0 {
-		return nil, &Error{Problems: describeExtra(extra)}
+	problems := describeExtra(warnings.WarningsOnly(readErr))
+	problems = append(problems, duplicates(data)...)
+	if len(problems) > 0 {
+		return nil, &Error{Problems: problems}
 	}
 	return c, nil
 }

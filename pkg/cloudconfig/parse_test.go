@@ -29,9 +29,14 @@ func TestParse(t *testing.T) {
 			want: Config{Global: Global{NodeIPFamilies: []string{"ipv6", "ipv4"}}},
 		},
 		{
-			name: "repeated scalar key keeps the last value",
-			in:   "[Global]\nRegion = us-east-1\nRegion = us-east-2\n",
-			want: Config{Global: Global{Region: "us-east-2"}},
+			name: "list key repeated across comments and blank lines, any case",
+			in:   "[Global]\nNodeIPFamilies = ipv4 ; first\n\n# more\nnodeipfamilies = ipv6\n",
+			want: Config{Global: Global{NodeIPFamilies: []string{"ipv4", "ipv6"}}},
+		},
+		{
+			name: "same key in different override sections",
+			in:   "[ServiceOverride \"a\"]\nService = EC2\n[ServiceOverride \"A\"]\nService = ELB\n",
+			want: Config{ServiceOverride: map[string]*ServiceOverride{"a": {Service: "EC2"}, "A": {Service: "ELB"}}},
 		},
 		{
 			name: "quoting, escapes and comments",
@@ -110,6 +115,36 @@ func TestParseErrors(t *testing.T) {
 			name: "every unknown key at once, each once",
 			in:   "[Global]\nA1 = 1\nB2 = 2\n[Other \"x\"]\nC = 3\n[Other \"y\"]\n",
 			want: []string{"cloud config: 3 problems:", `unknown key "A1"`, `unknown key "B2"`, `unknown section [Other]`},
+		},
+		{
+			name: "single-valued key set twice names both lines",
+			in:   "[Global]\nRegion = us-east-1\nZone = us-east-1a\nVPC = vpc-1\n\n; later\nZone = us-east-1b\n",
+			want: []string{"cloud config: [Global] Zone set twice, lines 3 and 7; keep the one you mean; only list keys (NodeIPFamilies) may repeat"},
+		},
+		{
+			name: "key spelt in another case is the same key",
+			in:   "[global]\nregion = a\nREGION = b\nRegion = c\n",
+			want: []string{"[Global] Region set 3 times, lines 2, 3 and 4"},
+		},
+		{
+			name: "bare boolean repeated",
+			in:   "[Global]\nDisableSecurityGroupIngress\nDisableSecurityGroupIngress = false\n",
+			want: []string{"[Global] DisableSecurityGroupIngress set twice, lines 2 and 3"},
+		},
+		{
+			name: "Global section twice",
+			in:   "[Global]\nRegion = us-east-1\n[ServiceOverride \"x\"]\nService = EC2\n[Global]\nVPC = vpc-1\n",
+			want: []string{"cloud config: [Global] appears twice, lines 1 and 5; merge them into one section"},
+		},
+		{
+			name: "override section twice, and its key",
+			in:   "[ServiceOverride \"ec2 \\\"x\\\"\"]\nURL = https://a\n[serviceoverride \"ec2 \\\"x\\\"\"]\nurl = https://b\n",
+			want: []string{"cloud config: 2 problems:", `[ServiceOverride "ec2 \"x\""] appears twice, lines 1 and 3`, `[ServiceOverride "ec2 \"x\""] URL set twice, lines 2 and 4`},
+		},
+		{
+			name: "duplicates reported with unknown keys",
+			in:   "[Global]\nZone = a\nFoo = 1\nZone = b\n",
+			want: []string{"cloud config: 2 problems:", `unknown key "Foo"`, "[Global] Zone set twice, lines 2 and 4"},
 		},
 		{
 			name: "bad bool",
