@@ -27,8 +27,9 @@ type Streams struct{ Out, Err io.Writer }
 
 // Options are the command's flags.
 type Options struct {
-	Mode       string
-	Node       bool
+	Mode string
+	Node bool
+	// Root is the node's root file system (with Node; "" is /).
 	Root       string
 	Ignore     []string
 	FailOn     string
@@ -51,7 +52,7 @@ type Options struct {
 
 // NewCommand returns the preflight command; output returns the -o value.
 func NewCommand(streams Streams, output func() (string, error)) *cobra.Command {
-	o := &Options{Mode: string(preflight.ModePreInstall), Root: "/", FailOn: "error", AWS: true, HostNetwork: true, CloudRoutes: "auto",
+	o := &Options{Mode: string(preflight.ModePreInstall), FailOn: "error", AWS: true, HostNetwork: true, CloudRoutes: "auto",
 		Kube: genericclioptions.NewConfigFlags(true)}
 	cmd := &cobra.Command{
 		Use:   "preflight",
@@ -73,6 +74,11 @@ AWS could not be reached. Guide: docs/preflight.md; every check:
 docs/reference/preflight-checks.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f := cmd.Flags().Lookup(flagConfigFile); f != nil {
+				if err := checkConfigKeys(f.Value.String(), cmd.Flags()); err != nil {
+					return err
+				}
+			}
 			format, err := output()
 			if err != nil {
 				return err
@@ -83,7 +89,7 @@ docs/reference/preflight-checks.md.`,
 	f := cmd.Flags()
 	f.StringVar(&o.Mode, "mode", o.Mode, "when preflight runs: pre-install, pre-migrate or post-install")
 	f.BoolVar(&o.Node, "node", false, "check this node's files instead of the cluster")
-	f.StringVar(&o.Root, "root", o.Root, "with --node: the node's root file system (for chroots and tests)")
+	f.StringVar(&o.Root, "root", o.Root, "with --node: the node's root file system, for chroots and tests (default /)")
 	f.StringSliceVar(&o.Ignore, "ignore-checks", nil, "check IDs whose failures become warnings, or all")
 	f.StringVar(&o.FailOn, "fail-on", o.FailOn, "what fails the run: error, or warning")
 	f.StringSliceVar(&o.Categories, "category", nil, "run only these categories")
@@ -108,6 +114,14 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 	}
 	if o.FailOn != "error" && o.FailOn != "warning" {
 		return exitcode.UsageError(fmt.Errorf("--fail-on %q: want error or warning", o.FailOn))
+	}
+	// A --root without --node would be ignored: the run would check the
+	// cluster of the kubeconfig, not the files the caller pointed at.
+	if o.Root != "" && !o.Node {
+		return exitcode.UsageError(fmt.Errorf("--root %s needs --node: --root names the node files to check, and without --node preflight checks the cluster", o.Root))
+	}
+	if o.Node && o.Root == "" {
+		o.Root = "/"
 	}
 	if o.CloudRoutes == "" {
 		o.CloudRoutes = gather.CloudRoutesAuto

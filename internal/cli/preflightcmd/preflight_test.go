@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -65,10 +66,11 @@ func TestNodeModeGolden(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	cases := map[string]Options{
-		"bad mode":         {Mode: "during-lunch", Node: true, Root: fixtures, FailOn: "error"},
-		"bad fail-on":      {Mode: "pre-install", Node: true, Root: fixtures, FailOn: "sometimes"},
-		"bad cloud-routes": {Mode: "pre-install", Node: true, Root: fixtures, FailOn: "error", CloudRoutes: "sometimes"},
-		"unknown ignore":   {Mode: "pre-install", Node: true, Root: filepath.Join(fixtures, "kops-node"), FailOn: "error", Ignore: []string{"no-such-check"}},
+		"bad mode":          {Mode: "during-lunch", Node: true, Root: fixtures, FailOn: "error"},
+		"bad fail-on":       {Mode: "pre-install", Node: true, Root: fixtures, FailOn: "sometimes"},
+		"bad cloud-routes":  {Mode: "pre-install", Node: true, Root: fixtures, FailOn: "error", CloudRoutes: "sometimes"},
+		"unknown ignore":    {Mode: "pre-install", Node: true, Root: filepath.Join(fixtures, "kops-node"), FailOn: "error", Ignore: []string{"no-such-check"}},
+		"root without node": {Mode: "pre-install", Root: filepath.Join(fixtures, "kops-node"), FailOn: "error"},
 	}
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -101,5 +103,20 @@ func TestClusterUnreachableExitsThree(t *testing.T) {
 	err := Run(t.Context(), Options{Mode: "pre-install", FailOn: "error", Kube: kube}, preflight.FormatText, Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
 	if code := exitcode.Of(err); code != exitcode.Unreachable {
 		t.Fatalf("exit code %d (%v), want %d", code, err, exitcode.Unreachable)
+	}
+}
+
+// TestNodeModeNoNodeFiles: node mode on a directory without node files (not
+// a node, or a wrong --root) fails naming the root, instead of reporting
+// "all checks passed" on nothing.
+func TestNodeModeNoNodeFiles(t *testing.T) {
+	root := t.TempDir()
+	var out bytes.Buffer
+	err := Run(t.Context(), Options{Mode: "pre-install", Node: true, Root: root, FailOn: "error"}, preflight.FormatText, Streams{Out: &out, Err: &bytes.Buffer{}})
+	if code := exitcode.Of(err); code != exitcode.Failed {
+		t.Fatalf("exit code %d (%v), want %d", code, err, exitcode.Failed)
+	}
+	if text := out.String(); !strings.Contains(text, "no kubelet or control-plane files found under "+root) || strings.Contains(text, "all checks passed") {
+		t.Fatalf("output:\n%s", text)
 	}
 }

@@ -85,9 +85,12 @@ func (r runner) filesReadable() preflight.Result {
 		return preflight.Fail("fix or remove each file listed: the kubelet and systemd read the same files and would fail or ignore them too",
 			"%d file(s) under %s could not be used: %s", len(n.Problems), n.Root, strings.Join(n.Problems, "; "))
 	}
-	if len(n.Files) == 0 {
-		return preflight.Warn("run node mode on a Kubernetes node, or pass --root to the node's file system",
-			"no static Pod manifests in %s and no kubelet unit, environment or configuration file under %s", nodefiles.ManifestsDir, n.Root)
+	if n.Kubelet == nil && len(n.StaticPods) == 0 {
+		// Nothing to check is not a pass: this is not a node (or --root is
+		// wrong), and "all checks passed" would say otherwise.
+		return preflight.Fail(fmt.Sprintf("run preflight --node on a Kubernetes node (it looks for static Pod manifests in %s and the kubelet's "+
+			"systemd unit, environment and configuration files), or pass --root the node's root file system", nodefiles.ManifestsDir),
+			"no kubelet or control-plane files found under %s", n.Root)
 	}
 	var pods []string
 	for _, comp := range nodefiles.Components {

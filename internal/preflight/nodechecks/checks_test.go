@@ -173,8 +173,25 @@ func TestChecksShape(t *testing.T) {
 	if !reflect.DeepEqual(ids, want) {
 		t.Errorf("IDs = %q", ids)
 	}
-	got := run(t, Input{Node: &nodefiles.Node{Root: "/empty", StaticPods: map[string]*nodefiles.StaticPod{}}, Mode: pre})
-	if got[IDNodeFilesReadable].Status != warn || got[IDKubeletCloudProvider].Status != skip {
-		t.Errorf("an empty node: %v", statuses(got))
+}
+
+// TestNoNodeFiles: a root with no kubelet or control-plane files (an empty
+// directory, a laptop) is not a node, so node mode fails rather than
+// passing on nothing; every other node check is skipped.
+func TestNoNodeFiles(t *testing.T) {
+	root := t.TempDir()
+	n, err := nodefiles.Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := run(t, Input{Node: n, Mode: pre})
+	files := got[IDNodeFilesReadable]
+	if files.Status != fail || files.Message != "no kubelet or control-plane files found under "+root || !strings.Contains(files.Remediation, "--root") {
+		t.Errorf("node-files-readable = %s %q / %q", files.Status, files.Message, files.Remediation)
+	}
+	for id, f := range got {
+		if id != IDNodeFilesReadable && f.Status != skip {
+			t.Errorf("%s = %s, want skip", id, f.Status)
+		}
 	}
 }
