@@ -142,7 +142,7 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 		}
 	}
 	if !report.Success {
-		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("preflight failed: %s", failedIDs(report))}
+		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("preflight failed: %s", failureSummary(report, o.FailOn == "warning"))}
 	}
 	return nil
 }
@@ -175,14 +175,27 @@ func ExitError(err error) error {
 	return err
 }
 
-func failedIDs(r preflight.Report) string {
-	var ids []string
+// failureSummary names what failed the run: the failed checks, and with
+// --fail-on=warning the warned ones, apart, so a warning is never reported
+// as a failure.
+func failureSummary(r preflight.Report, failOnWarning bool) string {
+	var failed, warned []string
 	for _, f := range r.Findings {
-		if f.Status == preflight.StatusFail || f.Status == preflight.StatusWarn {
-			ids = append(ids, f.ID)
+		switch f.Status {
+		case preflight.StatusFail:
+			failed = append(failed, f.ID)
+		case preflight.StatusWarn:
+			warned = append(warned, f.ID)
 		}
 	}
-	return strings.Join(ids, ", ")
+	var parts []string
+	if len(failed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed: %s", len(failed), strings.Join(failed, ", ")))
+	}
+	if failOnWarning && len(warned) > 0 {
+		parts = append(parts, fmt.Sprintf("%d warned (--fail-on=warning): %s", len(warned), strings.Join(warned, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func isTerminal(w io.Writer) bool {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +119,44 @@ func TestNodeModeNoNodeFiles(t *testing.T) {
 	}
 	if text := out.String(); !strings.Contains(text, "no kubelet or control-plane files found under "+root) || strings.Contains(text, "all checks passed") {
 		t.Fatalf("output:\n%s", text)
+	}
+}
+
+// TestFailureSummaryNamesOnlyFailures: the final line names the failed
+// checks and no warned one; with --fail-on=warning the warnings are named
+// apart, as warnings.
+func TestFailureSummaryNamesOnlyFailures(t *testing.T) {
+	for _, failOn := range []string{"error", "warning"} {
+		t.Run(failOn, func(t *testing.T) {
+			var out bytes.Buffer
+			err := Run(t.Context(), Options{Mode: "pre-install", Node: true, Root: filepath.Join(fixtures, "kubeadm-1.26-intree"), FailOn: failOn},
+				preflight.FormatJSON, Streams{Out: &out, Err: &bytes.Buffer{}})
+			if exitcode.Of(err) != exitcode.Failed {
+				t.Fatalf("exit code %d (%v), want %d", exitcode.Of(err), err, exitcode.Failed)
+			}
+			var r preflight.Report
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+				t.Fatal(err)
+			}
+			var failed, warned []string
+			for _, f := range r.Findings {
+				switch f.Status {
+				case preflight.StatusFail:
+					failed = append(failed, f.ID)
+				case preflight.StatusWarn:
+					warned = append(warned, f.ID)
+				}
+			}
+			if len(failed) == 0 || len(warned) == 0 {
+				t.Fatalf("fixture needs failures and warnings: %v, %v", failed, warned)
+			}
+			want := fmt.Sprintf("preflight failed: %d failed: %s", len(failed), strings.Join(failed, ", "))
+			if failOn == "warning" {
+				want += fmt.Sprintf("; %d warned (--fail-on=warning): %s", len(warned), strings.Join(warned, ", "))
+			}
+			if err.Error() != want {
+				t.Fatalf("summary\n%s\nwant\n%s", err, want)
+			}
+		})
 	}
 }
