@@ -37,6 +37,16 @@ type Action struct {
 	// Unscoped explains, for a mutating action with ScopeNone, why IAM
 	// cannot limit it to the cluster (it is then granted on "*").
 	Unscoped string
+	// CreatesIn is, for a ScopeRequestTag creation that IAM also authorizes
+	// on an existing parent resource, that resource's ARN pattern. EC2
+	// evaluates aws:RequestTag only on the resources being created, so the
+	// parent needs a grant without the request-tag condition.
+	CreatesIn string
+	// Retags is true for the tagging actions of a ScopeRequestTag create:
+	// they also change resources that already carry the cluster tag,
+	// with requests that need not carry it (the Service's additional
+	// tags are added alone, changed ones too).
+	Retags bool
 	// Components lists who calls it.
 	Components []string
 	// Why says which code path needs it; it is printed in the IAM reference.
@@ -105,9 +115,9 @@ var registry = []Action{
 		Why: "preflight aws-iam-permissions: simulate the CCM's actions for the role the CCM will run as"},
 	// Load balancers (internal/lb). Creations tag what they create with the
 	// cluster tag (RequestTag); changes touch only cluster-tagged resources.
-	{Service: ServiceEC2, Operation: "CreateSecurityGroup", Mutating: true, Scope: ScopeRequestTag, Components: []string{ComponentCCM},
+	{Service: ServiceEC2, Operation: "CreateSecurityGroup", Mutating: true, Scope: ScopeRequestTag, CreatesIn: "arn:*:ec2:*:*:vpc/*", Components: []string{ComponentCCM},
 		Why: "Classic load balancers: create the k8s-elb-<name> security group"},
-	{Service: ServiceEC2, Operation: "CreateTags", Mutating: true, Scope: ScopeRequestTag, Components: []string{ComponentCCM},
+	{Service: ServiceEC2, Operation: "CreateTags", Mutating: true, Scope: ScopeRequestTag, Retags: true, Components: []string{ComponentCCM},
 		Why: "tag the security group at creation (TagSpecifications needs it), and tag an untagged k8s-elb-<name> group found by name"},
 	{Service: ServiceEC2, Operation: "DeleteSecurityGroup", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
 		Why: "Classic load balancers: delete the k8s-elb-<name> group with the load balancer"},
@@ -119,7 +129,7 @@ var registry = []Action{
 		Why: "Classic load balancers: compare cross-zone, draining, idle timeout and access logs with the Service"},
 	{Service: ServiceELB, Operation: "CreateLoadBalancer", Mutating: true, Scope: ScopeRequestTag, Components: []string{ComponentCCM},
 		Why: "create a Classic load balancer for a Service"},
-	{Service: ServiceELB, Operation: "AddTags", Mutating: true, Scope: ScopeRequestTag, Components: []string{ComponentCCM},
+	{Service: ServiceELB, Operation: "AddTags", Mutating: true, Scope: ScopeRequestTag, Retags: true, Components: []string{ComponentCCM},
 		Why: "tag a Classic load balancer at creation (AWS requires it for tags on create) and add the Service's additional tags"},
 	{Service: ServiceELB, Operation: "DeleteLoadBalancer", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
 		Why: "delete a Service's Classic load balancer"},
@@ -163,7 +173,7 @@ var registry = []Action{
 		Why: "create the target group of each NLB listener"},
 	{Service: ServiceELBv2, Operation: "CreateListener", Mutating: true, Scope: ScopeRequestTag, Components: []string{ComponentCCM},
 		Why: "create NLB listeners (tagged with the cluster tag)"},
-	{Service: ServiceELBv2, Operation: "AddTags", Mutating: true, Scope: ScopeRequestTag, Components: []string{ComponentCCM},
+	{Service: ServiceELBv2, Operation: "AddTags", Mutating: true, Scope: ScopeRequestTag, Retags: true, Components: []string{ComponentCCM},
 		Why: "tag NLBs, listeners and target groups at creation (AWS requires it for tags on create) and add the Service's additional tags"},
 	{Service: ServiceELBv2, Operation: "DeleteLoadBalancer", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
 		Why: "delete a Service's NLB"},

@@ -2,6 +2,7 @@ package awsapi
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 
 	"github.com/awsccmctl/awsccmctl/internal/clustertag"
@@ -40,8 +41,8 @@ func Policy(component string) PolicyDocument {
 
 // LeastPrivilegePolicy grants the same actions as Policy, but the mutating
 // ones only on the cluster's resources: creations must tag what they create
-// kubernetes.io/cluster/<clusterID>=owned, changes need a resource carrying
-// that tag. Mutating actions IAM cannot scope keep Resource "*" in a
+// kubernetes.io/cluster/<clusterID>=owned, changes (tagging included) need
+// a resource carrying that tag. Mutating actions IAM cannot scope keep Resource "*" in a
 // statement of their own.
 func LeastPrivilegePolicy(component, clusterID string) PolicyDocument {
 	return leastPrivilege(Actions(component), clusterID)
@@ -70,6 +71,25 @@ func leastPrivilege(actions []Action, clusterID string) PolicyDocument {
 	}
 	add("Read", reads, nil)
 	add("CreateTaggedForTheCluster", creates, Conditions{"StringEquals": {"aws:RequestTag/" + tag: string(clustertag.Owned)}})
+	// A creation also authorized on its parent (the VPC of a new security
+	// group) is granted there without conditions: the request's tags are
+	// not evaluated on the parent, and the new resource still needs them.
+	parents := map[string][]Action{}
+	for _, a := range creates {
+		if a.CreatesIn != "" {
+			parents[a.CreatesIn] = append(parents[a.CreatesIn], a)
+		}
+	}
+	for _, res := range slices.Sorted(maps.Keys(parents)) {
+		doc.Statement = append(doc.Statement, Statement{Sid: "CreateInTheirParent", Effect: "Allow", Action: iamActions(parents[res]), Resource: res})
+	}
+	// Tagging actions also change what is already the cluster's: adding
+	// or changing a Service's additional tags sends only those tags.
+	for _, a := range creates {
+		if a.Retags {
+			changes = append(changes, a)
+		}
+	}
 	add("ChangeTheClustersResources", changes, Conditions{"Null": {"aws:ResourceTag/" + tag: "false"}})
 	add("CannotBeScopedByTag", unscoped, nil)
 	return doc

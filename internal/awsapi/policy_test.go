@@ -75,3 +75,55 @@ func TestLeastPrivilegePolicyUnderEvaluation(t *testing.T) {
 		})
 	}
 }
+
+// TestGeneratedLeastPrivilegePolicy asks the emulator's policy simulator
+// about the generated least-privilege policy (cluster "demo") in the
+// requests the CCM makes: tagging what is already the cluster's without
+// the cluster tag in the request (a changed additional-resource-tags
+// annotation sends only the changed tags), and a new security group's
+// VPC, on which EC2 evaluates no request tags.
+func TestGeneratedLeastPrivilegePolicy(t *testing.T) {
+	doc, err := LeastPrivilegePolicy(ComponentCCM, "demo").JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := awsemu.StartT(t, &awsemu.Fixture{IAM: awsemu.IAMFixture{Roles: []awsemu.IAMRole{{Name: "ccm"}}}})
+	if err := e.PutRolePolicy("ccm", "ccm-least-privilege", string(doc)); err != nil {
+		t.Fatal(err)
+	}
+	e.Env().Set(t)
+	c, err := NewIAM(context.Background(), Options{Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := func(key, value string) iamtypes.ContextEntry {
+		return iamtypes.ContextEntry{ContextKeyName: aws.String(key), ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{value}}
+	}
+	owned := entry("aws:ResourceTag/kubernetes.io/cluster/demo", "owned")
+	cases := []struct {
+		name, action, resource string
+		context                []iamtypes.ContextEntry
+		allowed                bool
+	}{
+		{"additional tags on the cluster's Classic ELB", "elasticloadbalancing:AddTags", "*", []iamtypes.ContextEntry{owned, entry("aws:RequestTag/team", "a")}, true},
+		{"additional tags on the cluster's security group", "ec2:CreateTags", "*", []iamtypes.ContextEntry{entry("aws:ResourceTag/kubernetes.io/cluster/demo", "shared"), entry("aws:RequestTag/team", "a")}, true},
+		{"additional tags on another cluster's load balancer", "elasticloadbalancing:AddTags", "*", []iamtypes.ContextEntry{entry("aws:ResourceTag/kubernetes.io/cluster/other", "owned"), entry("aws:RequestTag/team", "a")}, false},
+		{"tags on an untagged resource", "elasticloadbalancing:AddTags", "*", []iamtypes.ContextEntry{entry("aws:RequestTag/team", "a")}, false},
+		{"security group in a VPC", "ec2:CreateSecurityGroup", "arn:aws:ec2:us-east-1:123456789012:vpc/vpc-1", nil, true},
+		{"untagged security group", "ec2:CreateSecurityGroup", "arn:aws:ec2:us-east-1:123456789012:security-group/*", nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := c.SimulatePrincipalPolicy(context.Background(), &iam.SimulatePrincipalPolicyInput{
+				PolicySourceArn: aws.String("arn:aws:iam::123456789012:role/ccm"),
+				ActionNames:     []string{tc.action}, ResourceArns: []string{tc.resource}, ContextEntries: tc.context,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.EvaluationResults[0].EvalDecision == iamtypes.PolicyEvaluationDecisionTypeAllowed; got != tc.allowed {
+				t.Errorf("%s allowed = %t, want %t\n%s", tc.action, got, tc.allowed, doc)
+			}
+		})
+	}
+}
