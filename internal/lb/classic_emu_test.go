@@ -536,7 +536,7 @@ func TestEmuClassicAdoption(t *testing.T) {
 		t.Fatalf("load balancer name %q, want %q", name, want)
 	}
 	const managedID = "sg-0a0a0000000000001"
-	e := newEmu(t, emuOptions{fixture: func(f *awsemu.Fixture) {
+	e := newEmu(t, emuOptions{policy: policyBroad, fixture: func(f *awsemu.Fixture) {
 		f.SecurityGroups = append(f.SecurityGroups, awsemu.SecurityGroup{ID: managedID, Name: "k8s-elb-" + name, VPCID: emuVPC})
 		f.LoadBalancers = append(f.LoadBalancers, awsemu.LoadBalancer{
 			Name: name, Subnets: []string{emuSubnetA, emuSubnetB, emuSubnetC}, SecurityGroups: []string{managedID},

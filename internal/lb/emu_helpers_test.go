@@ -2,9 +2,13 @@ package lb
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -19,12 +23,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/smithy-go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
@@ -68,6 +74,12 @@ type emuOptions struct {
 	options Options
 	// byoGroups adds emuBYO and emuExtra to the VPC (untagged, no rules).
 	byoGroups bool
+	// policy is the file of iam/ the reconciler's AWS calls are evaluated
+	// against (default: the strictest, ccm-policy-least-privilege.json).
+	policy string
+	// withoutAction removes one action from the policy, to show that
+	// enforcement is real.
+	withoutAction string
 }
 
 // emu is one emulator and one reconciler on it.
@@ -101,11 +113,76 @@ func newEmu(t *testing.T, o emuOptions) *emu {
 		o.fixture(f)
 	}
 	srv := awsemu.StartT(t, f)
+	enforcePolicy(t, srv, o.policy, o.withoutAction)
 	e := &emu{t: t, srv: srv}
 	e.r, e.rec, e.viewClock = newEmuReconciler(t, srv, o.options)
 	e.nodeIngress = emuRules(e.group(emuNodeSG).Ingress, true)
 	e.groups = srv.Inventory().SecurityGroups
 	return e
+}
+
+// policyLeastPrivilege is the generated policy the emulator tests run
+// under unless they choose another: a call it does not grant, or grants
+// only on other resources, fails the test as it would fail in AWS.
+const policyLeastPrivilege = "ccm-policy-least-privilege.json"
+
+// policyBroad is the default policy (every action on "*"). Adopting an
+// untagged load balancer needs it: the least-privilege policy lets the CCM
+// change only resources that carry the cluster tag, and adoption changes
+// untagged target groups and security groups before (or without) tagging
+// them.
+const policyBroad = "ccm-policy.json"
+
+// enforcePolicy makes srv evaluate every request signed with the
+// reconciler's key against iam/<file> (default policyLeastPrivilege) for
+// cluster emuCluster, as IAM does, without the action without (if set).
+// Requests signed with emuAdminKey (the admin clients) may do anything.
+func enforcePolicy(t *testing.T, srv *awsemu.Emulator, file, without string) {
+	t.Helper()
+	if file == "" {
+		file = policyLeastPrivilege
+	}
+	raw, err := os.ReadFile(filepath.Join("..", "..", "iam", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc awsapi.PolicyDocument
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), awsapi.ClusterIDPlaceholder, emuCluster)), &doc); err != nil {
+		t.Fatalf("iam/%s: %v", file, err)
+	}
+	removed := false
+	for i := range doc.Statement {
+		st := &doc.Statement[i]
+		n := len(st.Action)
+		st.Action = slices.DeleteFunc(st.Action, func(a string) bool { return a == without })
+		removed = removed || len(st.Action) < n
+	}
+	doc.Statement = slices.DeleteFunc(doc.Statement, func(st awsapi.Statement) bool { return len(st.Action) == 0 })
+	if without != "" && !removed {
+		t.Fatalf("iam/%s does not grant %s", file, without)
+	}
+	policy, err := doc.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddPrincipal(awsemu.Principal{AccessKeyID: awsemu.DefaultAccessKeyID, Policies: []string{string(policy)}}); err != nil {
+		t.Fatalf("iam/%s: %v", file, err)
+	}
+	all := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`
+	if err := srv.AddPrincipal(awsemu.Principal{AccessKeyID: emuAdminKey, Arn: "arn:aws:iam::123456789012:role/test-setup", Policies: []string{all}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// emuAdminKey signs the admin clients: tests set up AWS state with them
+// that the CCM's policy would not let it create (other clusters' or
+// untagged resources).
+const emuAdminKey = "AKIDEMUTESTSETUP"
+
+// adminELBv2 is an ELBv2 client outside the CCM's policy.
+func (e *emu) adminELBv2() *elbv2.Client {
+	cfg := aws.Config{Region: e.srv.Region(), Credentials: credentials.NewStaticCredentialsProvider(emuAdminKey, "awsemu-secret", "")}
+	return elbv2.NewFromConfig(cfg, func(o *elbv2.Options) { o.BaseEndpoint, o.HTTPClient = aws.String(e.srv.URL), awsemu.HTTPClient() })
 }
 
 // newEmuReconciler is the one place that builds a Config: real SDK clients
@@ -114,7 +191,7 @@ func newEmuReconciler(t *testing.T, srv *awsemu.Emulator, opts Options) (*Reconc
 	t.Helper()
 	cfg := aws.Config{
 		Region:      srv.Region(),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDAWSEMULATOR", "awsemu-secret", ""),
+		Credentials: credentials.NewStaticCredentialsProvider(awsemu.DefaultAccessKeyID, "awsemu-secret", ""),
 		// The SDK's standard retryer, as in production (3 attempts), with
 		// short backoffs so fault tests take milliseconds, and no client-side
 		// retry quota (tests inject many faults in a row).
@@ -468,4 +545,53 @@ func targetIDs(tg awsemu.TargetGroupState) []string {
 		out = append(out, x.ID)
 	}
 	return sortedIDs(out)
+}
+
+// TestEmuUnderTheDefaultPolicy: the default policy (iam/ccm-policy.json)
+// lets the CCM build, change and delete both kinds of load balancer; the
+// other emulator tests run under the least-privilege policy.
+func TestEmuUnderTheDefaultPolicy(t *testing.T) {
+	t.Parallel()
+	e := newEmu(t, emuOptions{policy: policyBroad})
+	nodes := e.nodes(emuA, emuB)
+	for _, svc := range []*corev1.Service{emuService("broad-clb", nil), emuService("broad-nlb", map[string]string{nlbType: "nlb"})} {
+		e.ensure(svc, nodes)
+		e.ensure(withAnn(svc, map[string]string{annPrefix + "additional-resource-tags": "team=a"}), nodes)
+		e.delete(svc)
+	}
+	e.wantNothingLeft()
+}
+
+// TestEmuEnforcementIsReal: without one action of the least-privilege
+// policy the operation that needs it fails with AWS's denial.
+func TestEmuEnforcementIsReal(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		without, code string
+		svc           *corev1.Service
+	}{
+		{"ec2:CreateSecurityGroup", "UnauthorizedOperation", emuService("deny-clb", nil)},
+		{"elasticloadbalancing:CreateLoadBalancer", "AccessDenied", emuService("deny-clb2", nil)},
+		{"elasticloadbalancing:RegisterTargets", "AccessDenied", emuService("deny-nlb", map[string]string{nlbType: "nlb"})},
+	}
+	for _, tc := range tests {
+		t.Run(tc.without, func(t *testing.T) {
+			t.Parallel()
+			e := newEmu(t, emuOptions{withoutAction: tc.without})
+			_, err := e.r.Ensure(e.ctx(), tc.svc, e.nodes(emuA))
+			var ae smithy.APIError
+			if !errors.As(err, &ae) || ae.ErrorCode() != tc.code {
+				t.Fatalf("Ensure = %v, want %s", err, tc.code)
+			}
+			if tc.code == "AccessDenied" && !strings.Contains(ae.ErrorMessage(), "is not authorized to perform: "+tc.without+" on resource: arn:aws:elasticloadbalancing:") {
+				t.Errorf("message %q does not name %s and the resource", ae.ErrorMessage(), tc.without)
+			}
+			if tc.code == "UnauthorizedOperation" {
+				doc, err := awsemu.DecodeAuthorizationMessage(ae.ErrorMessage())
+				if err != nil || !strings.Contains(doc, `"action":"`+tc.without+`"`) {
+					t.Errorf("decoded message %s (%v) does not name %s", doc, err, tc.without)
+				}
+			}
+		})
+	}
 }

@@ -487,7 +487,7 @@ func TestEmuNLBAdoption(t *testing.T) {
 	svc := emuService("legacy-nlb", map[string]string{nlbType: "nlb"})
 	name := lbName(svc)
 	tgName := upstreamTargetGroupName("demo", "default", "legacy-nlb", 80, 30080, "TCP", "TCP", 30)
-	e := newEmu(t, emuOptions{fixture: func(f *awsemu.Fixture) {
+	e := newEmu(t, emuOptions{policy: policyBroad, fixture: func(f *awsemu.Fixture) {
 		f.LoadBalancers = append(f.LoadBalancers, awsemu.LoadBalancer{
 			Name: name, Type: awsemu.LBTypeNetwork, Subnets: []string{emuSubnetA, emuSubnetB, emuSubnetC},
 			Listeners: []awsemu.LBListener{{Protocol: "TCP", Port: 80, TargetGroup: tgName}},
