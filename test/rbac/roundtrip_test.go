@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -53,6 +55,18 @@ func TestInstallWaitUninstall(t *testing.T) {
 		return err == nil, nil
 	})
 	startCCM(t, objs, "ccm-roundtrip")
+	// The Pod the kubelet would report for it: --wait wants the Lease held
+	// by a Pod of the DaemonSet (hostNetwork: identity "<node host name>_<uuid>").
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: ds.GetName() + "-roundtrip", Namespace: ds.GetNamespace(), Labels: map[string]string{install.LabelName: install.AppName}},
+		Spec: corev1.PodSpec{NodeName: host, HostNetwork: true, ServiceAccountName: install.ServiceAccountName, Containers: []corev1.Container{{Name: install.AppName, Image: "ccm"}}}}
+	if _, err := cs.CoreV1().Pods(ds.GetNamespace()).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Pods(ds.GetNamespace()).Delete(ctx, pod.Name, metav1.DeleteOptions{}) })
 	live, err := cs.AppsV1().DaemonSets(ds.GetNamespace()).Get(ctx, ds.GetName(), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -98,9 +98,15 @@ takes it over.
 --diff prints what would change, object by object, as the API server would
 apply it. --dry-run=server sends every write with dryRun=All (validation and
 admission run, nothing is stored); --dry-run=client sends no write at all.
---wait then waits for the DaemonSet or Deployment to roll out, for the CCM to
-hold its Lease, and for every Node to be initialised (providerID set, no
-uninitialized taint), and ends with the post-install checks of preflight.`,
+--wait then waits for the DaemonSet or Deployment to roll out, for one of its
+Pods to hold the CCM's Lease (in the namespace the CCM was rendered with;
+with --leader-elect=false, for its Pods to be Ready instead), and for every
+Node to be initialised (providerID set, no uninitialized taint), and ends with
+the post-install checks of preflight. Ctrl-C stops it: "interrupted", exit 130.
+
+apply records the install in the ConfigMap awsccmctl-install of its namespace
+(the objects it created, and those it found there), which uninstall removes
+exactly; a second install in another namespace is refused (exit 8).`,
 		Example: `  awsccmctl install apply --cluster-name prod --region eu-central-1 --diff --dry-run=server
   awsccmctl install apply --config install.yaml --wait`,
 		Args: cobra.NoArgs,
@@ -131,7 +137,7 @@ uninitialized taint), and ends with the post-install checks of preflight.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.Diff, "diff", false, "print a unified diff of the live objects against what apply makes of them, before applying")
 	f.BoolVar(&o.Force, "force-conflicts", false, "take over fields another field manager owns")
-	f.BoolVar(&o.Wait, "wait", false, "wait for the rollout, the CCM's Lease and initialised Nodes, then run the post-install checks")
+	f.BoolVar(&o.Wait, "wait", false, "wait for the rollout, the CCM's Lease held by one of its Pods (or its Pods Ready, without leader election) and initialised Nodes, then run the post-install checks")
 	f.DurationVar(&o.Timeout, "timeout", deploy.DefaultWaitTimeout, "how long --wait waits for each step")
 	f.BoolVar(&o.NoDetect, "no-detect", false, "do not fill the region and cluster ID from the Nodes and their instances' tags")
 	return cmd

@@ -9,13 +9,11 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 
 	"github.com/awsccmctl/awsccmctl/internal/testbed"
 )
@@ -262,29 +260,5 @@ func TestWaitRollout(t *testing.T) {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("progress lacks %q:\n%s", line, out.String())
 		}
-	}
-}
-
-func TestWaitLease(t *testing.T) {
-	_, cs, run := setup(t)
-	ctx := context.Background()
-	name := "ccm-lease-" + run
-	start := time.Now()
-	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system"},
-		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("old-ccm_1"), RenewTime: ptr.To(metav1.NewMicroTime(start.Add(-time.Hour)))}}
-	created, err := cs.CoordinationV1().Leases("kube-system").Create(ctx, l, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.CoordinationV1().Leases("kube-system").Delete(ctx, name, metav1.DeleteOptions{}) })
-	if err := WaitLease(ctx, cs, "kube-system", name, start, 1500*time.Millisecond, nil); err == nil || !strings.Contains(err.Error(), "held by old-ccm_1, last renewed 1h0m") {
-		t.Fatalf("stale Lease: %v", err)
-	}
-	created.Spec.HolderIdentity, created.Spec.RenewTime = ptr.To("ip-10-0-0-10_new"), ptr.To(metav1.NewMicroTime(time.Now()))
-	if _, err := cs.CoordinationV1().Leases("kube-system").Update(ctx, created, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := WaitLease(ctx, cs, "kube-system", name, start, 5*time.Second, nil); err != nil {
-		t.Fatalf("renewed Lease: %v", err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -77,31 +76,6 @@ func deploymentRolledOut(d *appsv1.Deployment) (string, bool, error) {
 	return state, s.UpdatedReplicas == want && s.AvailableReplicas == want && s.Replicas == want, nil
 }
 
-// WaitLease waits until Lease namespace/name is held and was renewed after
-// since: a CCM that runs now leads.
-func WaitLease(ctx context.Context, cs kubernetes.Interface, namespace, name string, since time.Time, timeout time.Duration, out io.Writer) error {
-	return poll(ctx, timeout, "Lease/"+namespace+"/"+name, func(ctx context.Context) (string, bool, error) {
-		l, err := cs.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return "no Lease yet: no cloud-controller-manager has become leader", false, nil
-		}
-		if err != nil {
-			return "", false, err
-		}
-		holder := ""
-		if l.Spec.HolderIdentity != nil {
-			holder = *l.Spec.HolderIdentity
-		}
-		if holder == "" || l.Spec.RenewTime == nil {
-			return "the Lease has no holder", false, nil
-		}
-		if l.Spec.RenewTime.Time.Before(since) {
-			return fmt.Sprintf("held by %s, last renewed %s ago", holder, time.Since(l.Spec.RenewTime.Time).Round(time.Second)), false, nil
-		}
-		return "held by " + holder, true, nil
-	}, out)
-}
-
 // poll calls check until it reports done, printing its state when it
 // changes; the error after timeout carries the last state.
 func poll(ctx context.Context, timeout time.Duration, what string, check func(context.Context) (string, bool, error), out io.Writer) error {
@@ -117,6 +91,10 @@ func poll(ctx context.Context, timeout time.Duration, what string, check func(co
 		last = state
 		return done, nil
 	})
+	if err != nil && ctx.Err() != nil {
+		// Cancelled (Ctrl-C), not timed out: the caller says interrupted.
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
 	if err != nil && wait.Interrupted(err) {
 		return fmt.Errorf("%s: not ready after %s: %s", what, timeout, last)
 	}

@@ -2,9 +2,12 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,9 +20,12 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
 )
 
-// leaseNamespace is where the CCM's leader-election Lease lives (the
-// binary's --leader-elect-resource-namespace default).
-const leaseNamespace = "kube-system"
+// The binary's defaults of the leader-election flags, for a workload
+// rendered without them.
+const (
+	defaultLeaseNamespace = "kube-system"
+	defaultLeaseName      = install.LeaseName
+)
 
 // nodeChecks are the post-install checks --wait polls until they pass:
 // every Node has a providerID, no uninitialized taint, and the labels and
@@ -35,8 +41,7 @@ func waitForCCM(ctx context.Context, cs kubernetes.Interface, objs []*unstructur
 	if err := apply.WaitRollout(ctx, cs, objs, timeout, progress); err != nil {
 		return &WaitError{err}
 	}
-	fmt.Fprintln(progress, "waiting for the CCM to lead")
-	if err := apply.WaitLease(ctx, cs, leaseNamespace, install.LeaseName, start, timeout, progress); err != nil {
+	if err := waitRunning(ctx, cs, objs, start, timeout, progress); err != nil {
 		return &WaitError{err}
 	}
 	fmt.Fprintln(progress, "waiting for every Node to be initialised")
@@ -52,6 +57,9 @@ func waitForCCM(ctx context.Context, cs kubernetes.Interface, objs []*unstructur
 		}
 		return rep.Success, nil
 	})
+	if err != nil && ctx.Err() != nil {
+		return &WaitError{fmt.Errorf("Nodes: %w", ctx.Err())}
+	}
 	if err != nil {
 		return &WaitError{fmt.Errorf("Nodes not initialised after %s: %s", timeout, last)}
 	}
@@ -66,6 +74,68 @@ func waitForCCM(ctx context.Context, cs kubernetes.Interface, objs []*unstructur
 		return &WaitError{fmt.Errorf("post-install checks failed: %s", failures(rep))}
 	}
 	return nil
+}
+
+// waitRunning waits for the CCM to run: with leader election, for one of
+// its Pods to hold its Lease (in the namespace and under the name it was
+// rendered with) renewed after start; without, for its Pods to be Ready.
+func waitRunning(ctx context.Context, cs kubernetes.Interface, objs []*unstructured.Unstructured, start time.Time, timeout time.Duration, progress io.Writer) error {
+	w := workload(objs)
+	if w == nil {
+		return errors.New("the rendered objects hold no DaemonSet or Deployment")
+	}
+	elect, lease, err := leaderElection(w)
+	if err != nil {
+		return err
+	}
+	if !elect {
+		fmt.Fprintln(progress, "waiting for the CCM's Pods to be Ready (--leader-elect=false: no Lease to wait for)")
+		return apply.WaitPodsReady(ctx, cs, w, timeout, progress)
+	}
+	fmt.Fprintln(progress, "waiting for the CCM to lead")
+	return apply.WaitLeader(ctx, cs, w, lease, start, timeout, progress)
+}
+
+// leaderElection reads the leader-election flags of the workload's CCM
+// container: whether it elects a leader, and in which Lease.
+func leaderElection(w *unstructured.Unstructured) (bool, apply.LeaseRef, error) {
+	lease := apply.LeaseRef{Namespace: defaultLeaseNamespace, Name: defaultLeaseName}
+	containers, _, err := unstructured.NestedSlice(w.Object, "spec", "template", "spec", "containers")
+	if err != nil || len(containers) == 0 {
+		return false, lease, fmt.Errorf("%s: no containers in the Pod template", apply.Ref(w))
+	}
+	var args []string
+	for _, c := range containers {
+		m, _ := c.(map[string]any)
+		if name, _ := m["name"].(string); name != install.AppName && len(containers) > 1 {
+			continue
+		}
+		for _, field := range []string{"command", "args"} {
+			list, _, _ := unstructured.NestedStringSlice(m, field)
+			args = append(args, list...)
+		}
+	}
+	elect := true
+	for _, a := range args {
+		name, value, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "leader-elect":
+			// A bare --leader-elect is true, as pflag reads it.
+			b, err := strconv.ParseBool(value)
+			if !ok {
+				b, err = true, nil
+			}
+			if err != nil {
+				return false, lease, fmt.Errorf("%s: --leader-elect=%s: %w", apply.Ref(w), value, err)
+			}
+			elect = b
+		case "leader-elect-resource-namespace":
+			lease.Namespace = value
+		case "leader-elect-resource-name":
+			lease.Name = value
+		}
+	}
+	return elect, lease, nil
 }
 
 // postInstall runs preflight's cluster checks in post-install mode, only
