@@ -30,7 +30,7 @@ type fakeAWS struct {
 	managed    *ec2types.SecurityGroup
 	nodeGroups []ec2types.SecurityGroup
 	sgErr      error
-	// orphan is a target group named for the Service, with tags.
+	// orphan is an unattached target group, with tags.
 	orphan     *elbv2types.TargetGroup
 	orphanTags map[string]string
 
@@ -69,10 +69,13 @@ func (f *fakeAWS) config() Config {
 			},
 			DescribeTargetGroups: func(_ context.Context, in *elbv2.DescribeTargetGroupsInput, _ ...func(*elbv2.Options)) (*elbv2.DescribeTargetGroupsOutput, error) {
 				f.calls = append(f.calls, "elbv2.DescribeTargetGroups")
-				if f.orphan == nil || !slices.Equal(in.Names, []string{aws.ToString(f.orphan.TargetGroupName)}) {
-					return nil, apiErr(codeTargetGroupNotFound)
+				out := &elbv2.DescribeTargetGroupsOutput{}
+				if len(in.Names)+len(in.TargetGroupArns) > 0 || in.LoadBalancerArn != nil {
+					f.t.Errorf("DescribeTargetGroups %+v, want the region's listing (leftovers are found by tag)", in)
+				} else if f.orphan != nil {
+					out.TargetGroups = append(out.TargetGroups, *f.orphan)
 				}
-				return &elbv2.DescribeTargetGroupsOutput{TargetGroups: []elbv2types.TargetGroup{*f.orphan}}, nil
+				return out, nil
 			},
 			DescribeTags: func(_ context.Context, in *elbv2.DescribeTagsInput, _ ...func(*elbv2.Options)) (*elbv2.DescribeTagsOutput, error) {
 				f.calls = append(f.calls, "elbv2.DescribeTags")

@@ -2,6 +2,7 @@ package lb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -63,6 +64,12 @@ type nlbState struct {
 	groups    map[string]*elbv2types.TargetGroup // by ARN
 	// fresh are target groups created in this sync: their targets are known.
 	fresh map[string]bool
+	// used are the target groups the listeners forward to after the sync.
+	used map[string]bool
+	// cleanupErr is the failure to delete a target group no listener uses
+	// any more: the rest of the sync goes on (a new node port must still
+	// be opened), and Ensure returns it at the end.
+	cleanupErr error
 }
 
 // ensureNLB creates the NLB if it is missing, then changes whatever
@@ -91,11 +98,19 @@ func (r *Reconciler) ensureNLB(ctx context.Context, svc *corev1.Service, cfg *lb
 	if err := r.syncNLBListeners(ctx, svc, cfg, st, targets); err != nil {
 		return "", err
 	}
+	if st.cleanupErr == nil && r.targetGroupSweepPending(cfg.Name) {
+		st.cleanupErr = r.sweepTargetGroups(ctx, svc, aws.ToString(lb.LoadBalancerArn), st.used)
+	}
 	if err := r.syncNLBAttributes(ctx, cfg, st); err != nil {
 		return "", err
 	}
 	if err := r.syncNLBNodeRules(ctx, svc, cfg, st, targets); err != nil {
 		return "", err
+	}
+	if st.cleanupErr != nil {
+		// The load balancer serves as asked; only an old target group is
+		// left. The error makes the service controller retry.
+		return "", st.cleanupErr
 	}
 	return aws.ToString(lb.DNSName), nil
 }
@@ -367,15 +382,19 @@ func elbv2TagList(tags []tag) []elbv2types.Tag {
 }
 
 // deleteNLB deletes the NLB's rules in node groups, the NLB (with its
-// listeners) and its target groups, including groups a half-finished
-// sync left unattached.
+// listeners) and its target groups, including groups a half-finished sync
+// left unattached and groups an earlier failed delete left behind, found
+// by their tags.
 func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service) error {
 	name := lbnames.LoadBalancerName(svc)
 	lb, err := r.describeNLB(ctx, name)
 	if err != nil {
 		return err
 	}
-	if !r.Options.DisableSecurityGroupIngress && (lb != nil || svc.Annotations[lbnames.TypeAnnotation] == lbnames.TypeNLB) {
+	if lb == nil && svc.Annotations[lbnames.TypeAnnotation] != lbnames.TypeNLB && !r.targetGroupSweepPending(name) {
+		return nil // never an NLB Service, or nothing of its NLB is left
+	}
+	if !r.Options.DisableSecurityGroupIngress {
 		clientDesc, healthDesc := nlbClientRuleDesc+"="+name, nlbHealthRuleDesc+"="+name
 		spec := nodeRules{lbName: name, mtu: true, stale: r.clusterGroupsFilter(),
 			owns: func(x rule) bool { return x.Desc == clientDesc || x.Desc == healthDesc }}
@@ -385,7 +404,9 @@ func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service) error {
 		}
 	}
 	var arns []string
+	lbARN := ""
 	if lb != nil {
+		lbARN = aws.ToString(lb.LoadBalancerArn)
 		tgs, err := r.ELBv2.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{LoadBalancerArn: lb.LoadBalancerArn})
 		if err != nil {
 			return fmt.Errorf("describe target groups of %s: %w", name, err)
@@ -398,14 +419,17 @@ func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service) error {
 		}
 		klog.InfoS("Deleted network load balancer", "service", klog.KObj(svc), "name", name)
 	}
-	orphans, err := r.orphanTargetGroups(ctx, svc)
+	owned, err := r.ownedTargetGroups(ctx, svc, lbARN)
 	if err != nil {
 		return err
 	}
-	for _, arn := range uniqueSorted(append(arns, orphans...)) {
-		if err := r.deleteTargetGroup(ctx, arn); err != nil {
-			return err
-		}
+	var errs []error
+	for _, arn := range uniqueSorted(append(arns, owned...)) {
+		errs = append(errs, r.deleteTargetGroup(ctx, name, arn))
 	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	r.targetGroupsSwept(name)
 	return nil
 }

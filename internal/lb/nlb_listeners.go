@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -16,9 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
-	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
 
 // targetChunk is how many targets one Register/DeregisterTargets carries.
@@ -49,6 +48,11 @@ func targetGroupName(clusterID string, svc *corev1.Service, l lbconfig.Listener,
 func (r *Reconciler) syncNLBListeners(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, st *nlbState, targets []target) error {
 	syncTargets := cfg.Valid(lbconfig.KeyTargetNodeLabels)
 	if !cfg.Valid(listenerKeys...) || !cfg.Valid(healthCheckKeys...) {
+		// The listeners stay as they are, and so does every group of theirs.
+		st.used = map[string]bool{}
+		for arn := range st.groups {
+			st.used[arn] = true
+		}
 		if !syncTargets {
 			return nil
 		}
@@ -60,6 +64,7 @@ func (r *Reconciler) syncNLBListeners(ctx context.Context, svc *corev1.Service, 
 		return nil
 	}
 	used := map[string]bool{} // target group ARNs forwarded to after this sync
+	st.used = used
 	var retired []string
 	for _, l := range cfg.Listeners {
 		cur := listenerOnPort(st.listeners, l.Port)
@@ -103,14 +108,14 @@ func (r *Reconciler) syncNLBListeners(ctx context.Context, svc *corev1.Service, 
 		}
 		retired = append(retired, forwardTarget(&cur))
 	}
+	var errs []error
 	for _, arn := range uniqueSorted(retired) {
 		if arn == "" || used[arn] {
 			continue
 		}
-		if err := r.deleteTargetGroup(ctx, arn); err != nil {
-			return err
-		}
+		errs = append(errs, r.deleteTargetGroup(ctx, cfg.Name, arn))
 	}
+	st.cleanupErr = errors.Join(errs...)
 	return nil
 }
 
@@ -374,60 +379,22 @@ func (r *Reconciler) syncListener(ctx context.Context, cfg *lbconfig.Config, st 
 	return nil
 }
 
-// deleteTargetGroup deletes a target group; ResourceInUse right after its
-// listener or load balancer went is returned for a later retry.
-func (r *Reconciler) deleteTargetGroup(ctx context.Context, arn string) error {
+// deleteTargetGroup deletes one of lb's target groups; ResourceInUse
+// right after its listener or load balancer went is returned for a later
+// retry. Any failure makes lb owe a sweep: once its listener has moved on,
+// the group is no longer reachable from the load balancer and is only
+// found again by its tags.
+func (r *Reconciler) deleteTargetGroup(ctx context.Context, lb, arn string) error {
 	if _, err := r.ELBv2.DeleteTargetGroup(ctx, &elbv2.DeleteTargetGroupInput{TargetGroupArn: aws.String(arn)}); err != nil {
 		if isCode(err, codeTargetGroupNotFound) {
 			return nil
 		}
+		r.markTargetGroupSweep(lb)
 		if isCode(err, codeResourceInUse) {
 			return fmt.Errorf("target group %s is still in use; will retry: %w", arn, err)
 		}
 		return fmt.Errorf("delete target group %s: %w", arn, err)
 	}
-	klog.InfoS("Deleted target group", "arn", arn)
+	klog.InfoS("Deleted target group", "loadBalancer", lb, "arn", arn)
 	return nil
-}
-
-// orphanTargetGroups finds target groups named for the Service's current
-// ports that carry its tags but no listener uses any more (a sync that
-// stopped between creating a group and its listener). Only NLB Services
-// have them.
-func (r *Reconciler) orphanTargetGroups(ctx context.Context, svc *corev1.Service) ([]string, error) {
-	if svc.Annotations[lbnames.TypeAnnotation] != lbnames.TypeNLB {
-		return nil, nil
-	}
-	cfg, _ := lbconfig.Parse(svc, lbnames.KindNLB)
-	if cfg == nil {
-		return nil, nil
-	}
-	if r.Options.SharedProbe != nil {
-		r.applySharedProbe(svc, cfg)
-	}
-	var names []string
-	for _, l := range cfg.Listeners {
-		names = append(names, targetGroupName(r.Env.ClusterID, svc, l, cfg.HealthCheck))
-	}
-	found, err := r.targetGroupsNamed(ctx, uniqueSorted(names)...)
-	if err != nil || len(found) == 0 {
-		return nil, err
-	}
-	var arns []string
-	for _, tg := range found {
-		arns = append(arns, aws.ToString(tg.TargetGroupArn))
-	}
-	tags, err := r.tagsOf(ctx, arns...)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, tg := range found {
-		arn := aws.ToString(tg.TargetGroupArn)
-		t := tags[arn]
-		if clustertag.Has(t, r.Env.ClusterID) && t[lbnames.ServiceNameTagKey] == lbnames.ServiceNameTagValue(svc) && len(tg.LoadBalancerArns) == 0 {
-			out = append(out, arn)
-		}
-	}
-	return out, nil
 }

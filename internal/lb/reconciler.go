@@ -101,6 +101,9 @@ type Reconciler struct {
 	// this process last reconciled: while they are unchanged, no search
 	// for stale rules in other groups is needed.
 	nodeGroups map[string]string
+	// pending remembers, per load balancer, cleanup that failed and that
+	// the load balancer itself no longer leads to (see leftovers.go).
+	pending map[string]*pendingCleanup
 }
 
 // New returns a reconciler.
@@ -111,7 +114,7 @@ func New(c Config) *Reconciler {
 	if c.Options.NetworkMaxAge <= 0 {
 		c.Options.NetworkMaxAge = DefaultNetworkMaxAge
 	}
-	r := &Reconciler{Config: c, nodeGroups: map[string]string{}}
+	r := &Reconciler{Config: c, nodeGroups: map[string]string{}, pending: map[string]*pendingCleanup{}}
 	r.network = &networkCache{r: r}
 	return r
 }
@@ -263,12 +266,14 @@ func (r *Reconciler) leftovers(ctx context.Context, svc *corev1.Service) ([]stri
 	if sg != nil {
 		out = append(out, "security group "+sg.id)
 	}
-	tgs, err := r.orphanTargetGroups(ctx, svc)
-	if err != nil {
-		return nil, err
-	}
-	for _, tg := range tgs {
-		out = append(out, "target group "+tg)
+	if svc.Annotations[lbnames.TypeAnnotation] == lbnames.TypeNLB || r.targetGroupSweepPending(lbnames.LoadBalancerName(svc)) {
+		tgs, err := r.ownedTargetGroups(ctx, svc, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, tg := range tgs {
+			out = append(out, "target group "+tg)
+		}
 	}
 	return out, nil
 }

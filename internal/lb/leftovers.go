@@ -1,0 +1,180 @@
+package lb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
+	"github.com/awsccmctl/awsccmctl/internal/lbnames"
+)
+
+// Leftovers: parts of a Service's load balancer that a failed delete left
+// behind and that the load balancer no longer leads to (a target group
+// replaced after a health-check or node-port change and already detached
+// from its listener; a node rule for a security group the load balancer
+// stopped using). They are found again by what marks them as the
+// Service's (tags, rule descriptions, the group they reference), never by
+// names derived from the current spec, which may have changed since.
+
+// pendingCleanup is the cleanup one load balancer still owes. It lives in
+// memory only: after a restart, deletion of the Service still finds every
+// leftover, as deletion always searches for them.
+type pendingCleanup struct {
+	// targetGroups: a target-group delete failed, so the Service's target
+	// groups are searched for by tag (a region-wide listing) until a sweep
+	// deletes every one the load balancer does not use.
+	targetGroups bool
+	// revoke are the security groups whose rules in node groups must still
+	// be revoked (a Classic load balancer's former first group), with
+	// whether each is the managed group.
+	revoke map[string]bool
+}
+
+// pendingFor returns lb's entry, creating it; callers hold r.mu.
+func (r *Reconciler) pendingFor(lb string) *pendingCleanup {
+	p := r.pending[lb]
+	if p == nil {
+		p = &pendingCleanup{revoke: map[string]bool{}}
+		r.pending[lb] = p
+	}
+	return p
+}
+
+// dropEmptyPending removes lb's entry once it owes nothing; callers hold r.mu.
+func (r *Reconciler) dropEmptyPending(lb string) {
+	if p := r.pending[lb]; p != nil && !p.targetGroups && len(p.revoke) == 0 {
+		delete(r.pending, lb)
+	}
+}
+
+// markTargetGroupSweep records that a target-group delete of lb failed.
+func (r *Reconciler) markTargetGroupSweep(lb string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pendingFor(lb).targetGroups = true
+}
+
+// targetGroupSweepPending reports whether lb owes a target-group sweep.
+func (r *Reconciler) targetGroupSweepPending(lb string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.pending[lb]
+	return p != nil && p.targetGroups
+}
+
+// targetGroupsSwept records a complete sweep of lb's target groups.
+func (r *Reconciler) targetGroupsSwept(lb string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.pending[lb]; p != nil {
+		p.targetGroups = false
+	}
+	r.dropEmptyPending(lb)
+}
+
+// markRevoke records that the node rules lb wrote for group must go.
+func (r *Reconciler) markRevoke(lb, group string, managed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pendingFor(lb).revoke[group] = managed
+}
+
+// pendingRevokes returns the groups whose node rules lb still owes a
+// revocation, with whether each is the managed group.
+func (r *Reconciler) pendingRevokes(lb string) map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.pending[lb]; p != nil {
+		return maps.Clone(p.revoke)
+	}
+	return nil
+}
+
+// revoked records that the node rules lb wrote for group are gone.
+func (r *Reconciler) revoked(lb, group string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.pending[lb]; p != nil {
+		delete(p.revoke, group)
+	}
+	r.dropEmptyPending(lb)
+}
+
+// ownedTargetGroups returns the ARNs of the target groups tagged for svc
+// in this cluster (the cluster tag and the Service-name tag the reconciler
+// writes on every group it creates) that no load balancer other than
+// lbARN uses. DescribeTargetGroups cannot filter by tag, so this lists the
+// region's groups and reads the tags of the candidates, 20 a call: it runs
+// only after a failed delete and when the Service's load balancer is being
+// deleted, never in a steady-state sync.
+func (r *Reconciler) ownedTargetGroups(ctx context.Context, svc *corev1.Service, lbARN string) ([]string, error) {
+	var candidates []string
+	in := &elbv2.DescribeTargetGroupsInput{}
+	for {
+		page, err := r.ELBv2.DescribeTargetGroups(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list target groups to find those of %s: %w", lbnames.ServiceNameTagValue(svc), err)
+		}
+		for _, tg := range page.TargetGroups {
+			if vpc := aws.ToString(tg.VpcId); vpc != "" && r.Env.VPCID != "" && vpc != r.Env.VPCID {
+				continue
+			}
+			// A group another load balancer forwards to is not a leftover,
+			// whatever its tags say; skipping it saves reading its tags.
+			if slices.ContainsFunc(tg.LoadBalancerArns, func(a string) bool { return a != lbARN }) {
+				continue
+			}
+			candidates = append(candidates, aws.ToString(tg.TargetGroupArn))
+		}
+		if aws.ToString(page.NextMarker) == "" {
+			break
+		}
+		in = &elbv2.DescribeTargetGroupsInput{Marker: page.NextMarker}
+	}
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	tags, err := r.tagsOf(ctx, candidates...)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, arn := range candidates {
+		t := tags[arn]
+		if clustertag.Has(t, r.Env.ClusterID) && t[lbnames.ServiceNameTagKey] == lbnames.ServiceNameTagValue(svc) {
+			out = append(out, arn)
+		}
+	}
+	return out, nil
+}
+
+// sweepTargetGroups deletes the Service's target groups (by tag) that are
+// not in keep, and clears the pending sweep once none is left.
+func (r *Reconciler) sweepTargetGroups(ctx context.Context, svc *corev1.Service, lbARN string, keep map[string]bool) error {
+	name := lbnames.LoadBalancerName(svc)
+	arns, err := r.ownedTargetGroups(ctx, svc, lbARN)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, arn := range arns {
+		if keep[arn] {
+			continue
+		}
+		klog.InfoS("Deleting a target group left by an earlier failed delete", "service", klog.KObj(svc), "arn", arn)
+		errs = append(errs, r.deleteTargetGroup(ctx, name, arn))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	r.targetGroupsSwept(name)
+	return nil
+}
