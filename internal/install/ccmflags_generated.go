@@ -19,6 +19,7 @@ func ccmFlags() map[string]string {
 		"authorization-webhook-cache-unauthorized-ttl": "duration",
 		"aws-instance-absence-grace-period":            "duration",
 		"aws-instance-cache-max-age":                   "duration",
+		"aws-max-absent-node-deletions":                "int",
 		"aws-request-timeout":                          "duration",
 		"bind-address":                                 "ip",
 		"cert-dir":                                     "string",

@@ -21,5 +21,9 @@
 //
 // The view also remembers since when an instance has been absent from
 // successful lookups, which is the evidence InstanceExists needs before it
-// lets a Node be deleted; errors are never recorded as absence.
+// lets a Node be deleted; errors are never recorded as absence. The
+// Breaker weighs that evidence against the whole cluster: when the
+// instances of many Nodes are missing at once, the CCM is more likely
+// looking in the wrong region, VPC or account than watching them all die,
+// and it deletes none of their Nodes.
 package instances

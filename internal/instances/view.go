@@ -159,18 +159,29 @@ func (v *View) ByID(ctx context.Context, id string) (Observation, error) {
 }
 
 // ByIDs returns the instances of ids that EC2 reports, by ID; an ID that
-// was absent from the last successful lookup is not in the map. Fresh
+// was absent from the last successful lookup is not in the map. See
+// ObserveIDs for how the view answers.
+func (v *View) ByIDs(ctx context.Context, ids []string) (map[string]*Instance, error) {
+	obs, err := v.ObserveIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*Instance, len(obs))
+	for id, o := range obs {
+		if o.Instance != nil {
+			out[id] = o.Instance
+		}
+	}
+	return out, nil
+}
+
+// ObserveIDs returns the observation of every one of ids, by ID. Fresh
 // entries answer from memory; all the others are looked up together, in the
 // same batch as concurrent ByID calls and in MaxFilterValues chunks. An
 // error means EC2 could not answer for some of ids: nothing is returned
 // then, and nothing is taken as absent.
-func (v *View) ByIDs(ctx context.Context, ids []string) (map[string]*Instance, error) {
-	out := make(map[string]*Instance, len(ids))
-	take := func(id string, obs Observation) {
-		if obs.Instance != nil {
-			out[id] = obs.Instance
-		}
-	}
+func (v *View) ObserveIDs(ctx context.Context, ids []string) (map[string]Observation, error) {
+	out := make(map[string]Observation, len(ids))
 	seen := make(map[string]bool, len(ids))
 	var stale []string
 	for _, id := range ids {
@@ -180,7 +191,7 @@ func (v *View) ByIDs(ctx context.Context, ids []string) (map[string]*Instance, e
 		seen[id] = true
 		if obs, ok := v.freshByID(id); ok {
 			v.opts.Metrics.lookup("id", true)
-			take(id, obs)
+			out[id] = obs
 			continue
 		}
 		v.opts.Metrics.lookup("id", false)
@@ -195,7 +206,7 @@ func (v *View) ByIDs(ctx context.Context, ids []string) (map[string]*Instance, e
 	var missing []string
 	for _, id := range stale {
 		if obs, ok := v.freshByID(id); ok {
-			take(id, obs)
+			out[id] = obs
 		} else {
 			missing = append(missing, id)
 		}
@@ -211,7 +222,7 @@ func (v *View) ByIDs(ctx context.Context, ids []string) (map[string]*Instance, e
 		if !ok {
 			return nil, fmt.Errorf("describe instance %s: lookup finished without an answer", id)
 		}
-		take(id, obs)
+		out[id] = obs
 	}
 	return out, nil
 }

@@ -369,3 +369,24 @@ func TestByIDsJoinsTheBatchOfConcurrentByIDCalls(t *testing.T) {
 		t.Fatalf("DescribeInstances calls = %d, want 1", got)
 	}
 }
+
+func TestObserveIDsReturnsAbsenceAndPresence(t *testing.T) {
+	api := &fakeEC2{}
+	api.add(id(1), name(1), "running", false)
+	api.add(id(2), name(2), "terminated", false)
+	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
+	v := New(api.client(), Options{BatchWindow: time.Millisecond, Clock: clk})
+	got, err := v.ObserveIDs(context.Background(), []string{id(1), id(2), id(3), id(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[id(1)].Instance == nil || !got[id(2)].Instance.Terminated() {
+		t.Fatalf("ObserveIDs = %+v", got)
+	}
+	if o := got[id(3)]; o.Instance != nil || o.AbsentChecks != 1 || !o.AbsentSince.Equal(clk.Now()) {
+		t.Fatalf("unknown instance observed as %+v, want absent once since now", o)
+	}
+	if api.calls.Load() != 1 {
+		t.Fatalf("DescribeInstances calls = %d, want 1", api.calls.Load())
+	}
+}

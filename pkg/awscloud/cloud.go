@@ -33,6 +33,10 @@ type Flags struct {
 	AbsenceGracePeriod time.Duration
 	// RequestTimeout bounds one AWS HTTP attempt.
 	RequestTimeout time.Duration
+	// MaxAbsentNodeDeletions bounds the Nodes deleted for missing
+	// instances within one grace period (the node deletion breaker); 0
+	// means max(10% of the Nodes, 3).
+	MaxAbsentNodeDeletions int
 }
 
 // DefaultAbsenceGracePeriod covers EC2's eventual consistency for new
@@ -52,6 +56,8 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 		"How long an instance must be missing from successful EC2 lookups (seen missing at least twice) before its Node may be deleted. Covers EC2's eventual consistency for new instances.")
 	fs.DurationVar(&f.RequestTimeout, "aws-request-timeout", f.RequestTimeout,
 		"Timeout of one AWS API HTTP attempt; the SDK retries timed-out attempts.")
+	fs.IntVar(&f.MaxAbsentNodeDeletions, "aws-max-absent-node-deletions", f.MaxAbsentNodeDeletions,
+		"The most Nodes whose instances are missing from EC2 (not terminated) the CCM lets be deleted within one absence grace period. When more are missing at once, the CCM suspects its own view of AWS (wrong region, VPC or account), deletes none of them and reports AWSNodeDeletionWithheld. 0 means max(10% of the Nodes, 3).")
 }
 
 // Validate checks the flags.
@@ -61,6 +67,9 @@ func (f *Flags) Validate() error {
 	}
 	if f.RequestTimeout <= 0 {
 		return fmt.Errorf("--aws-request-timeout must be positive, got %s", f.RequestTimeout)
+	}
+	if f.MaxAbsentNodeDeletions < 0 {
+		return fmt.Errorf("--aws-max-absent-node-deletions must be 0 (max(10%% of the Nodes, 3)) or positive, got %d", f.MaxAbsentNodeDeletions)
 	}
 	if f.AbsenceGracePeriod < f.InstanceCacheMaxAge {
 		return fmt.Errorf("--aws-instance-absence-grace-period (%s) must be at least --aws-instance-cache-max-age (%s)", f.AbsenceGracePeriod, f.InstanceCacheMaxAge)
@@ -94,6 +103,7 @@ type Cloud struct {
 	nodes       corelisters.NodeLister
 	refs        *nodeRefs
 	lb          *lb.Reconciler
+	breaker     *instances.Breaker
 }
 
 var _ cloudprovider.Interface = (*Cloud)(nil)
@@ -141,10 +151,12 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		Clock:          clk,
 		Metrics:        c.ViewMetrics,
 	})
+	cloud.breaker = cloud.newBreaker(c.ViewMetrics)
 	cloud.zones = newZoneIDs(newEC2Calls(clients.EC2), clk)
 	cloud.lb = cloud.newLoadBalancers(clients)
 	klog.InfoS("AWS cloud provider ready", "region", env.Region, "vpc", env.VPCID, "clusterID", env.ClusterID,
-		"legacyClusterTag", env.Legacy, "instanceCacheMaxAge", flags.InstanceCacheMaxAge, "absenceGracePeriod", flags.AbsenceGracePeriod)
+		"legacyClusterTag", env.Legacy, "instanceCacheMaxAge", flags.InstanceCacheMaxAge, "absenceGracePeriod", flags.AbsenceGracePeriod,
+		"maxAbsentNodeDeletions", flags.MaxAbsentNodeDeletions)
 	return cloud, nil
 }
 

@@ -80,6 +80,9 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (
 	if err != nil {
 		return nil, err
 	}
+	// The status loop asks about every Node, so a tripped breaker learns
+	// here that the instances are back even if no Node is NotReady.
+	i.c.recheckBreaker(ctx)
 	return &cloudprovider.InstanceMetadata{
 		ProviderID:       providerid.Format(inst.Zone, inst.ID),
 		InstanceType:     inst.Type,
@@ -92,8 +95,9 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (
 
 // InstanceExists says false only on positive evidence: the instance is
 // terminated, or successful lookups have missed it at least twice over the
-// absence grace period. Errors, throttles and timeouts return an error, so
-// the lifecycle controller never deletes a Node because AWS was unreachable.
+// absence grace period and the node deletion breaker finds few other Nodes
+// missing. Errors, throttles and timeouts return an error, so the lifecycle
+// controller never deletes a Node because AWS was unreachable.
 func (i *instancesV2) InstanceExists(ctx context.Context, node *corev1.Node) (bool, error) {
 	id, obs, err := i.observe(ctx, node)
 	if err != nil {
@@ -104,10 +108,18 @@ func (i *instancesV2) InstanceExists(ctx context.Context, node *corev1.Node) (bo
 			klog.InfoS("Instance is terminated; the Node may be deleted", "node", klog.KObj(node), "instance", id)
 			return false, nil
 		}
+		i.c.recheckBreaker(ctx)
 		return true, nil
 	}
 	missingFor := obs.ObservedAt.Sub(obs.AbsentSince)
 	if obs.AbsentChecks >= 2 && missingFor >= i.c.flags.AbsenceGracePeriod {
+		release, err := i.releaseMissing(ctx, node, id, missingFor)
+		if err != nil {
+			return false, err
+		}
+		if !release {
+			return true, nil // withheld: the Node stays
+		}
 		klog.InfoS("Instance has been missing from EC2 past the grace period; the Node may be deleted",
 			"node", klog.KObj(node), "instance", id, "missingFor", missingFor, "checks", obs.AbsentChecks)
 		i.c.events.Eventf(node, corev1.EventTypeWarning, ReasonInstanceAbsent,

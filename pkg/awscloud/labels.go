@@ -17,4 +17,7 @@ const (
 	ReasonInstanceAbsent     = "AWSInstanceAbsent"
 	ReasonInvalidProviderID  = "AWSInvalidProviderID"
 	ReasonInstanceTerminated = "AWSInstanceTerminated"
+	// ReasonNodeDeletionWithheld: the node deletion breaker keeps a Node
+	// whose instance is missing because too many are missing at once.
+	ReasonNodeDeletionWithheld = "AWSNodeDeletionWithheld"
 )
