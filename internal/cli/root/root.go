@@ -48,13 +48,16 @@ func NewCommand(streams Streams) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return loadConfig(v, configFile, cmd.Flags())
+			if err := loadConfig(v, configFile, cmd.Flags()); err != nil {
+				return err
+			}
+			return checkOutput(cmd, v.GetString("output"))
 		},
 	}
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
 	cmd.PersistentFlags().StringVar(&configFile, "config", "", "configuration file (YAML); its keys are the long flag names")
-	cmd.PersistentFlags().StringP("output", "o", OutputText, "output format: text or json (preflight also junit)")
+	cmd.PersistentFlags().StringP("output", "o", OutputText, "output format: text or json (preflight also junit; some commands write text only)")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.UsageError(err) })
 
 	// output returns the -o value if it is one of allowed.
@@ -79,6 +82,11 @@ func NewCommand(streams Streams) *cobra.Command {
 	cmd.AddCommand(installcmd.NewCommand(installcmd.Streams{Out: streams.Out, Err: streams.Err, Output: func() (string, error) {
 		return output(OutputText, OutputJSON)
 	}}))
+	// cobra adds help and completion when it executes; add them now so
+	// that strictArgs and the completions see the whole tree.
+	cmd.InitDefaultHelpCmd()
+	cmd.InitDefaultCompletionCmd()
+	strictArgs(cmd)
 	return cmd
 }
 
