@@ -56,6 +56,10 @@ type Result struct {
 	Message string
 	// Remediation says exactly what to change; empty on pass.
 	Remediation string
+	// Unreachable marks a failure because what the check asks (the cluster,
+	// AWS) did not answer, rather than answered with a problem; callers
+	// give it the "cannot reach" exit code.
+	Unreachable bool
 }
 
 // Pass builds a passing result; Fail, Warn and Skip build the others.

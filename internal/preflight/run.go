@@ -28,14 +28,17 @@ type Options struct {
 
 // Finding is one check's outcome in the report.
 type Finding struct {
-	ID          string        `json:"id"`
-	Category    string        `json:"category"`
-	Title       string        `json:"title"`
-	Severity    Severity      `json:"severity"`
-	Status      Status        `json:"status"`
-	Message     string        `json:"message"`
-	Remediation string        `json:"remediation,omitempty"`
-	Ignored     bool          `json:"ignored,omitempty"`
+	ID          string   `json:"id"`
+	Category    string   `json:"category"`
+	Title       string   `json:"title"`
+	Severity    Severity `json:"severity"`
+	Status      Status   `json:"status"`
+	Message     string   `json:"message"`
+	Remediation string   `json:"remediation,omitempty"`
+	Ignored     bool     `json:"ignored,omitempty"`
+	// Unreachable: the check failed because what it asks did not answer
+	// (also when its severity or --ignore-checks made that a warning).
+	Unreachable bool          `json:"unreachable,omitempty"`
 	Duration    time.Duration `json:"-"`
 }
 
@@ -82,6 +85,7 @@ func Run(ctx context.Context, checks []Check, o Options) (Report, error) {
 			res := runOne(ctx, c)
 			f.Duration = now().Sub(start)
 			f.Status, f.Message, f.Remediation = res.Status, res.Message, res.Remediation
+			f.Unreachable = res.Unreachable && res.Status == StatusFail
 			if f.Status == StatusFail && c.Severity == SeverityWarning {
 				f.Status = StatusWarn
 			}

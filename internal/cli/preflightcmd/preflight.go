@@ -141,6 +141,15 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 			return &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf("cannot reach the cluster: %s", f.Message)}
 		}
 	}
+	// A check that failed because AWS did not answer proves nothing about
+	// the cluster: "cannot reach" (3), not "checks failed" (1), as
+	// docs/reference/exit-codes.md promises, whatever the check's severity,
+	// unless the operator ignored that check. The report is written first.
+	for _, f := range report.Findings {
+		if f.Unreachable && !f.Ignored {
+			return &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf("cannot reach AWS: %s: %s", f.ID, f.Message)}
+		}
+	}
 	if !report.Success {
 		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("preflight failed: %s", failureSummary(report, o.FailOn == "warning"))}
 	}

@@ -205,8 +205,8 @@ func (r *runner) instances(ctx context.Context) (*instanceSet, error) {
 
 // describeFailed is the result when DescribeInstances failed.
 func describeFailed(err error) preflight.Result {
-	return preflight.Fail("grant the caller ec2:DescribeInstances (attach iam/preflight-policy.json) and check the EC2 endpoint, then run preflight again",
-		"%v", err)
+	return failedCall(preflight.Fail("grant the caller ec2:DescribeInstances (attach iam/preflight-policy.json) and check the EC2 endpoint, then run preflight again",
+		"%v", err), err)
 }
 
 // tags returns EC2 tags as a map.

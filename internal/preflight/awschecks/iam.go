@@ -231,5 +231,5 @@ func iamFailure(err error) preflight.Result {
 	if errors.As(err, &ae) && (ae.ErrorCode() == "AccessDenied" || ae.ErrorCode() == "AccessDeniedException") {
 		return preflight.Warn(fixPreflightIAM, "cannot check the CCM's permissions: %v", err)
 	}
-	return preflight.Fail(fixPreflightIAM, "%v", err)
+	return failedCall(preflight.Fail(fixPreflightIAM, "%v", err), err)
 }

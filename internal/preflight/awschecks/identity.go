@@ -57,7 +57,7 @@ func identityFailure(err error) preflight.Result {
 	case awsapi.IsThrottle(err):
 		return preflight.Fail(fixThrottled, "STS GetCallerIdentity was throttled: %v", err)
 	}
-	return preflight.Fail(fixUnreachable, "STS GetCallerIdentity: %v", err)
+	return failedCall(preflight.Fail(fixUnreachable, "STS GetCallerIdentity: %v", err), err)
 }
 
 // noCredentials recognises the SDK's wording for a credential chain that

@@ -336,7 +336,7 @@ func (r *runner) loadBalancers(ctx context.Context) preflight.Result {
 	const grant = "grant the caller elasticloadbalancing:DescribeLoadBalancers and elasticloadbalancing:DescribeTags (attach iam/preflight-policy.json), then run preflight again"
 	inv, err := listLoadBalancers(ctx, c, v)
 	if err != nil {
-		return preflight.Fail(grant, "%v", err)
+		return failedCall(preflight.Fail(grant, "%v", err), err)
 	}
 	var named []*existingLB
 	for _, s := range ours {
@@ -357,7 +357,7 @@ func (r *runner) loadBalancers(ctx context.Context) preflight.Result {
 		}
 	}
 	if err := fetchTags(ctx, c, v, named); err != nil {
-		return preflight.Fail(grant, "%v", err)
+		return failedCall(preflight.Fail(grant, "%v", err), err)
 	}
 
 	items := map[lbOutcome][]string{}

@@ -71,7 +71,8 @@ func (r *runner) subnetsTagged(ctx context.Context) preflight.Result {
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return preflight.Fail("grant the caller ec2:DescribeSubnets (attach iam/preflight-policy.json)", "describe the subnets of %s: %v", strings.Join(vpcs, ", "), err)
+			return failedCall(preflight.Fail("grant the caller ec2:DescribeSubnets (attach iam/preflight-policy.json)",
+				"describe the subnets of %s: %v", strings.Join(vpcs, ", "), err), err)
 		}
 		subnets = append(subnets, out.Subnets...)
 	}
@@ -177,7 +178,8 @@ func (r *runner) securityGroups(ctx context.Context) preflight.Result {
 		for p.HasMorePages() {
 			out, err := p.NextPage(ctx)
 			if err != nil {
-				return preflight.Fail("grant the caller ec2:DescribeSecurityGroups (attach iam/preflight-policy.json)", "describe %d security groups: %v", len(batch), err)
+				return failedCall(preflight.Fail("grant the caller ec2:DescribeSecurityGroups (attach iam/preflight-policy.json)",
+					"describe %d security groups: %v", len(batch), err), err)
 			}
 			for _, sg := range out.SecurityGroups {
 				tagged[aws.ToString(sg.GroupId)] = clustertag.Has(tags(sg.Tags), id)

@@ -158,5 +158,5 @@ func (r *runner) describeRouteTables(ctx context.Context, filter ec2types.Filter
 }
 
 func describeRouteTablesFailed(err error) preflight.Result {
-	return preflight.Fail("grant the caller ec2:DescribeRouteTables (attach iam/preflight-policy.json)", "%v", err)
+	return failedCall(preflight.Fail("grant the caller ec2:DescribeRouteTables (attach iam/preflight-policy.json)", "%v", err), err)
 }
