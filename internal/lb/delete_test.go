@@ -106,6 +106,13 @@ func (f *fakeAWS) config() Config {
 					out.SecurityGroups = f.nodeGroups
 					return out, nil
 				}
+				if len(in.Filters) == 1 { // the whole VPC
+					out.SecurityGroups = f.nodeGroups
+					if f.managed != nil {
+						out.SecurityGroups = append(out.SecurityGroups, *f.managed)
+					}
+					return out, nil
+				}
 				f.t.Errorf("unexpected DescribeSecurityGroups %+v", in.Filters)
 				return out, nil
 			},

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -176,5 +177,48 @@ func (r *Reconciler) sweepTargetGroups(ctx context.Context, svc *corev1.Service,
 		return err
 	}
 	r.targetGroupsSwept(name)
+	return nil
+}
+
+// nlbRuleOwner tells the NLB called name's rules in node groups apart.
+func nlbRuleOwner(name string) func(rule) bool {
+	clientDesc, healthDesc := nlbClientRuleDesc+"="+name, nlbHealthRuleDesc+"="+name
+	return func(x rule) bool { return x.Desc == clientDesc || x.Desc == healthDesc }
+}
+
+// nlbRuleGroups returns the security groups of the VPC holding rules of
+// the NLB called name. Every group of the VPC is read, not only the
+// cluster-tagged ones: an instance's only group gets the rules untagged.
+// Groups tagged for another cluster are skipped (a Service restored there
+// has the same load-balancer name). It runs at deletion only.
+func (r *Reconciler) nlbRuleGroups(ctx context.Context, name string) (map[string]*group, error) {
+	all, err := r.describeGroups(ctx, []ec2types.Filter{{Name: aws.String("vpc-id"), Values: []string{r.Env.VPCID}}})
+	if err != nil {
+		return nil, err
+	}
+	owns := nlbRuleOwner(name)
+	out := map[string]*group{}
+	for id, g := range all {
+		if r.ownership(g.tags, nil) == nil && slices.ContainsFunc(g.ingress, owns) {
+			out[id] = g
+		}
+	}
+	return out, nil
+}
+
+// deleteNLBRules revokes the NLB's rules from every group holding them,
+// with the path-MTU rules no other NLB still needs there.
+func (r *Reconciler) deleteNLBRules(ctx context.Context, name string) error {
+	r.forgetNodeGroups(name)
+	groups, err := r.nlbRuleGroups(ctx, name)
+	if err != nil {
+		return err
+	}
+	for _, id := range slices.Sorted(maps.Keys(groups)) {
+		want, owns := withMTU(groups[id].ingress, nil, nlbRuleOwner(name))
+		if err := r.syncIngress(ctx, groups[id], want, owns); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -318,8 +318,7 @@ func (r *Reconciler) syncNLBNodeRules(ctx context.Context, svc *corev1.Service, 
 func (r *Reconciler) nlbNodeRules(ctx context.Context, cfg *lbconfig.Config, lb *elbv2types.LoadBalancer) (nodeRules, error) {
 	name := cfg.Name
 	clientDesc, healthDesc := nlbClientRuleDesc+"="+name, nlbHealthRuleDesc+"="+name
-	spec := nodeRules{lbName: name, mtu: true, stale: r.clusterGroupsFilter(),
-		owns: func(x rule) bool { return x.Desc == clientDesc || x.Desc == healthDesc }}
+	spec := nodeRules{lbName: name, mtu: true, stale: r.clusterGroupsFilter(), owns: nlbRuleOwner(name)}
 	proto := "tcp"
 	var clientPorts, healthPorts []int32
 	for _, l := range cfg.Listeners {
@@ -395,11 +394,7 @@ func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service) error {
 		return nil // never an NLB Service, or nothing of its NLB is left
 	}
 	if !r.Options.DisableSecurityGroupIngress {
-		clientDesc, healthDesc := nlbClientRuleDesc+"="+name, nlbHealthRuleDesc+"="+name
-		spec := nodeRules{lbName: name, mtu: true, stale: r.clusterGroupsFilter(),
-			owns: func(x rule) bool { return x.Desc == clientDesc || x.Desc == healthDesc }}
-		r.forgetNodeGroups(name)
-		if err := r.syncNodeRules(ctx, svc, spec, nil, nil); err != nil {
+		if err := r.deleteNLBRules(ctx, name); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -256,7 +258,10 @@ func (r *Reconciler) Delete(ctx context.Context, svc *corev1.Service) error {
 	return nil
 }
 
-// leftovers lists owned parts that outlive a missing load balancer.
+// leftovers lists owned parts that outlive a missing load balancer: the
+// managed group (rules in node groups reference it, so it outlives them),
+// and for an NLB its target groups and its rules in node groups, found by
+// tag and by description.
 func (r *Reconciler) leftovers(ctx context.Context, svc *corev1.Service) ([]string, error) {
 	var out []string
 	sg, err := r.findManagedGroup(ctx, svc)
@@ -266,13 +271,23 @@ func (r *Reconciler) leftovers(ctx context.Context, svc *corev1.Service) ([]stri
 	if sg != nil {
 		out = append(out, "security group "+sg.id)
 	}
-	if svc.Annotations[lbnames.TypeAnnotation] == lbnames.TypeNLB || r.targetGroupSweepPending(lbnames.LoadBalancerName(svc)) {
+	name := lbnames.LoadBalancerName(svc)
+	if svc.Annotations[lbnames.TypeAnnotation] == lbnames.TypeNLB || r.targetGroupSweepPending(name) {
 		tgs, err := r.ownedTargetGroups(ctx, svc, "")
 		if err != nil {
 			return nil, err
 		}
 		for _, tg := range tgs {
 			out = append(out, "target group "+tg)
+		}
+		if !r.Options.DisableSecurityGroupIngress {
+			groups, err := r.nlbRuleGroups(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range slices.Sorted(maps.Keys(groups)) {
+				out = append(out, "rules in security group "+id)
+			}
 		}
 	}
 	return out, nil
@@ -295,14 +310,18 @@ func hostnameStatus(dns *string) *corev1.LoadBalancerStatus {
 }
 
 // rememberNodeGroups records the node groups reconciled for lb and reports
-// whether they differ from the last ones (or none were recorded).
-func (r *Reconciler) rememberNodeGroups(lb string, groups []string) (changed bool) {
+// whether they differ from the last ones (or none were recorded), with
+// the last ones.
+func (r *Reconciler) rememberNodeGroups(lb string, groups []string) (previous []string, changed bool) {
 	key := strings.Join(groups, ",")
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old, ok := r.nodeGroups[lb]
 	r.nodeGroups[lb] = key
-	return !ok || old != key
+	if old != "" {
+		previous = strings.Split(old, ",")
+	}
+	return previous, !ok || old != key
 }
 
 // forgetNodeGroups makes the next sync search for stale rules again (after

@@ -229,7 +229,7 @@ func (r *Reconciler) syncNodeRules(ctx context.Context, svc *corev1.Service, spe
 			candidates[k] = v
 		}
 	}
-	if r.rememberNodeGroups(spec.lbName, chosen) && spec.stale != nil {
+	if previous, changed := r.rememberNodeGroups(spec.lbName, chosen); changed && spec.stale != nil {
 		others, err := r.describeGroups(ctx, spec.stale)
 		if err != nil {
 			r.forgetNodeGroups(spec.lbName)
@@ -239,6 +239,22 @@ func (r *Reconciler) syncNodeRules(ctx context.Context, svc *corev1.Service, spe
 			if _, ok := candidates[k]; !ok {
 				candidates[k] = v
 			}
+		}
+		// A group chosen last time but not tagged for the cluster (an
+		// instance's only group) escapes the stale filter: read it too.
+		var gone []string
+		for _, id := range previous {
+			if _, ok := candidates[id]; !ok {
+				gone = append(gone, id)
+			}
+		}
+		if len(gone) > 0 {
+			got, err := r.groupsByID(ctx, gone)
+			if err != nil {
+				r.forgetNodeGroups(spec.lbName)
+				return err
+			}
+			maps.Copy(candidates, got)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(candidates)) {
