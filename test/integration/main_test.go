@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +59,11 @@ func setup(cp *testbed.ControlPlane) error {
 
 	if env.aws, err = awsemu.Serve(fixture()); err != nil {
 		return fmt.Errorf("start AWS emulator: %w", err)
+	}
+	// The CCM runs under the strictest policy it ships, as IAM would
+	// evaluate it: a call it does not grant fails the test.
+	if err := enforceLeastPrivilege(env.aws); err != nil {
+		return err
 	}
 
 	// The SDK finds the emulator and static credentials through the same
@@ -116,6 +122,18 @@ func setup(cp *testbed.ControlPlane) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	return waitLeader(ctx, kube)
+}
+
+// enforceLeastPrivilege makes the emulator evaluate the CCM's requests
+// (signed with the key of Env) against iam/ccm-policy-least-privilege.json
+// for clusterID.
+func enforceLeastPrivilege(e *awsemu.Emulator) error {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "iam", "ccm-policy-least-privilege.json"))
+	if err != nil {
+		return err
+	}
+	policy := strings.ReplaceAll(string(doc), awsapi.ClusterIDPlaceholder, clusterID)
+	return e.AddPrincipal(awsemu.Principal{AccessKeyID: awsemu.DefaultAccessKeyID, Policies: []string{policy}})
 }
 
 // fixture is the emulator's starting state: the cluster's VPC and one
