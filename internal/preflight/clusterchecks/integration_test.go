@@ -142,7 +142,7 @@ func TestScenarios(t *testing.T) {
 				IDNodesHostnameLabel: warn, IDConflictsMigration: warn, IDConflictsOtherCCMPods: warn}),
 			text: map[string]string{
 				IDNodesKubeletSkew:       "kubelet outside the version skew policy against kube-apiserver v1.37.1 (none newer, at most 3 minors older) on 2 of 4 Nodes: i-0a1b2c3d4e5f60023 (kubelet v1.38.0), ip-10-0-1-22.ec2.internal (kubelet v1.33.9)",
-				IDNodesProviderID:        "no AWS providerID the CCM can use on 2 of 4 Nodes: ip-10-0-1-21.ec2.internal (no providerID), ip-10-0-1-22.ec2.internal (aws:////i-0a1b2c3d4e5f60022 is not aws:///<zone>/<instance-id>)",
+				IDNodesProviderID:        "no AWS providerID the CCM can use on 1 of 4 Nodes: ip-10-0-1-21.ec2.internal (no providerID)",
 				IDNodesUninitialized:     "still on 1 of 4 Nodes, oldest first: ip-10-0-1-21.ec2.internal (for 42m); 1 Node joined in the last 2m and is being initialised",
 				IDNodesHostnameLabel:     "i-0a1b2c3d4e5f60023 (hostname ip-10-0-1-23)",
 				IDNodesCloudMetadata:     "1 of 2 initialised Nodes lack what the CCM sets: ip-10-0-1-22.ec2.internal (no topology.kubernetes.io/zone, topology.kubernetes.io/region, node.kubernetes.io/instance-type)",

@@ -89,7 +89,9 @@ func (r *runner) kubeletSkew(ctx context.Context) preflight.Result {
 }
 
 // providerIDProblem says what is wrong with a Node's providerID, "" if
-// nothing: it must be the canonical aws:///<zone>/<instance-id>.
+// nothing: it must be aws:///<zone>/<instance-id>, or aws:////<instance-id>
+// without the zone, which the CCM (pkg/providerid) accepts and resolves
+// from the instance, so such a Node needs no re-registration.
 func providerIDProblem(pid string) string {
 	if pid == "" {
 		return "no providerID"
@@ -98,7 +100,7 @@ func providerIDProblem(pid string) string {
 	if err != nil {
 		return fmt.Sprintf("%s: %v", pid, err)
 	}
-	if id.Zone == "" || id.String() != pid {
+	if id.String() != pid {
 		return pid + " is not aws:///<zone>/<instance-id>"
 	}
 	return ""

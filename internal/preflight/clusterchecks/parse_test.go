@@ -171,7 +171,8 @@ func TestProviderIDProblem(t *testing.T) {
 	cases := map[string]string{
 		"aws:///us-east-1a/i-0123456789abcdef0": "",
 		"":                                      "no providerID",
-		"aws:////i-0123456789abcdef0":           "aws:////i-0123456789abcdef0 is not aws:///<zone>/<instance-id>",
+		"aws:////i-0123456789abcdef0":           "", // no zone: the CCM accepts it
+		"aws://us-east-1a/i-0123456789abcdef0":  "aws://us-east-1a/i-0123456789abcdef0 is not aws:///<zone>/<instance-id>",
 		"i-0123456789abcdef0":                   "i-0123456789abcdef0 is not aws:///<zone>/<instance-id>",
 		"gce://p/z/n":                           "gce://p/z/n: ",
 	}

@@ -100,8 +100,11 @@ func (r runner) kubeletNodeIdentity() preflight.Result {
 		pid, from = k.Config.ProviderID, "providerID in "+k.ConfigPath
 	}
 	if pid != "" {
+		// aws:////<instance-id> (no zone) is accepted as the CCM accepts it
+		// (pkg/providerid); other spellings Parse allows are not what
+		// the Node would carry.
 		id, err := providerid.Parse(pid)
-		if err == nil && (id.Zone == "" || id.String() != pid) {
+		if err == nil && id.String() != pid {
 			err = fmt.Errorf("want the canonical aws:///<zone>/<instance-id>")
 		}
 		if err != nil {

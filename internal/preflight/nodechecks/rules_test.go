@@ -123,7 +123,7 @@ func TestRules(t *testing.T) {
 				n.StaticPods = cpNode(v130, []string{}, nil).StaticPods
 				return n
 			}},
-		{name: "providerID without zone", id: IDKubeletNodeIdentity, status: warn, text: "canonical",
+		{name: "providerID without zone, which the CCM accepts", id: IDKubeletNodeIdentity, status: pass, text: "providerID aws:////i-0123456789abcdef0",
 			node: func(t *testing.T) *nodefiles.Node {
 				return kubeletNode(t, map[string]string{"/etc/default/kubelet": "KUBELET_EXTRA_ARGS=--provider-id=aws:////i-0123456789abcdef0"})
 			}},
