@@ -96,7 +96,10 @@ hand (kubectl edit) is a conflict, reported with its manager; --force-conflicts
 takes it over.
 
 --diff prints what would change, object by object, as the API server would
-apply it. --dry-run=server sends every write with dryRun=All (validation and
+apply it (without what the server and controllers write: managedFields,
+resourceVersion, uid, generation, status and the like); with a dry run it
+exits 1 when there are differences and 0 when there are none, as kubectl diff
+does. --dry-run=server sends every write with dryRun=All (validation and
 admission run, nothing is stored); --dry-run=client sends no write at all.
 --wait then waits for the DaemonSet or Deployment to roll out, for one of its
 Pods to hold the CCM's Lease (in the namespace the CCM was rendered with;
@@ -126,11 +129,14 @@ exactly; a second install in another namespace is refused (exit 8).`,
 			}
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			_, err = deploy.Apply(ctx, clients, objs, deploy.ApplyOptions{
+			r, err := deploy.Apply(ctx, clients, objs, deploy.ApplyOptions{
 				DryRun: o.DryRun, Force: o.Force, Diff: o.Diff, Out: streams.Out, Wait: o.Wait, Timeout: o.Timeout,
 				Progress: streams.Err, Applied: func(r deploy.Report) error { return writeReport(streams, r) },
 			})
-			return applyError(ctx, err)
+			if err != nil {
+				return applyError(ctx, err)
+			}
+			return diffExit(o.DryRun, r)
 		},
 	}
 	o.addFlags(cmd)
@@ -161,6 +167,17 @@ func writeReport(streams Streams, r deploy.Report) error {
 	}
 	_, err := fmt.Fprintln(streams.Out, r.Summary())
 	return err
+}
+
+// diffExit is kubectl diff's convention for --diff with a dry run: exit 1
+// when the live objects differ from what the apply would make of them, so
+// that a script can tell "up to date" from "would change". An apply that
+// was not a dry run made them equal and exits 0.
+func diffExit(dryRun string, r deploy.Report) error {
+	if dryRun == apply.DryRunNone || r.Differences == nil || !*r.Differences {
+		return nil
+	}
+	return &exitcode.Error{Code: exitcode.Failed, Err: errors.New("the live objects differ from what install apply would make of them (--diff with --dry-run exits 1, as kubectl diff does)")}
 }
 
 // interruptible returns the command's context, cancelled on SIGINT or

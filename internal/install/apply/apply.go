@@ -155,8 +155,14 @@ func (c *Client) applyOne(ctx context.Context, u *unstructured.Unstructured, o O
 	}
 }
 
-// comparable strips what the server changes on every write, so that two
-// versions of an object compare by content.
+// serverAnnotations are annotations the apiserver or a controller writes,
+// not the install: the DaemonSet strategy's copy of the generation, the
+// Deployment controller's revision.
+var serverAnnotations = []string{"deprecated.daemonset.template.generation", "deployment.kubernetes.io/revision"}
+
+// comparable strips what the server changes on every write, and what
+// controllers write, so that two versions of an object compare (and diff)
+// by the content the install gives them.
 func comparable(u *unstructured.Unstructured) map[string]any {
 	c := u.DeepCopy()
 	for _, f := range [][]string{
@@ -164,6 +170,16 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 		{"metadata", "uid"}, {"metadata", "creationTimestamp"}, {"status"},
 	} {
 		unstructured.RemoveNestedField(c.Object, f...)
+	}
+	if a := c.GetAnnotations(); a != nil {
+		for _, k := range serverAnnotations {
+			delete(a, k)
+		}
+		if len(a) == 0 {
+			unstructured.RemoveNestedField(c.Object, "metadata", "annotations")
+		} else {
+			c.SetAnnotations(a)
+		}
 	}
 	return c.Object
 }

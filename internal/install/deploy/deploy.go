@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
@@ -64,6 +65,9 @@ func Objects(v install.Values) ([]*unstructured.Unstructured, error) {
 type Report struct {
 	DryRun  string         `json:"dryRun,omitempty"`
 	Objects []apply.Result `json:"objects"`
+	// Differences, set when a diff was asked for, says whether the live
+	// objects differ from what the apply makes of them.
+	Differences *bool `json:"differences,omitempty"`
 }
 
 // Summary counts the objects by action, in the order the actions first
@@ -134,11 +138,13 @@ func Apply(ctx context.Context, c Clients, objs []*unstructured.Unstructured, o 
 	if err != nil {
 		return Report{}, err
 	}
+	var differences *bool
 	if o.Diff {
 		d, err := c.Apply.Diff(ctx, objs)
 		if err != nil {
 			return Report{}, err
 		}
+		differences = ptr.To(d != "")
 		if d == "" {
 			d = "no differences\n"
 		}
@@ -154,7 +160,7 @@ func Apply(ctx context.Context, c Clients, objs []*unstructured.Unstructured, o 
 	if err != nil {
 		return Report{}, err
 	}
-	r := Report{DryRun: o.DryRun, Objects: results}
+	r := Report{DryRun: o.DryRun, Objects: results, Differences: differences}
 	if o.Applied != nil {
 		if err := o.Applied(r); err != nil {
 			return r, err
