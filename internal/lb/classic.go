@@ -174,15 +174,9 @@ func (r *Reconciler) createClassic(ctx context.Context, svc *corev1.Service, cfg
 // syncClassicTags checks the load balancer is this Service's and adds the
 // tags it lacks (additional tags, and the cluster tag on an untagged one).
 func (r *Reconciler) syncClassicTags(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config) error {
-	out, err := r.ELB.DescribeTags(ctx, &elb.DescribeTagsInput{LoadBalancerNames: []string{cfg.Name}})
+	have, err := r.classicTags(ctx, cfg.Name)
 	if err != nil {
-		return fmt.Errorf("describe tags of Classic load balancer %s: %w", cfg.Name, err)
-	}
-	have := map[string]string{}
-	for _, d := range out.TagDescriptions {
-		for _, t := range d.Tags {
-			have[aws.ToString(t.Key)] = aws.ToString(t.Value)
-		}
+		return err
 	}
 	if err := r.ownership(have, svc); err != nil {
 		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "Classic load balancer %s: %v", cfg.Name, err)
@@ -198,6 +192,21 @@ func (r *Reconciler) syncClassicTags(ctx context.Context, svc *corev1.Service, c
 		}
 	}
 	return nil
+}
+
+// classicTags reads the tags of the Classic load balancer called name.
+func (r *Reconciler) classicTags(ctx context.Context, name string) (map[string]string, error) {
+	out, err := r.ELB.DescribeTags(ctx, &elb.DescribeTagsInput{LoadBalancerNames: []string{name}})
+	if err != nil {
+		return nil, fmt.Errorf("describe tags of Classic load balancer %s: %w", name, err)
+	}
+	have := map[string]string{}
+	for _, d := range out.TagDescriptions {
+		for _, t := range d.Tags {
+			have[aws.ToString(t.Key)] = aws.ToString(t.Value)
+		}
+	}
+	return have, nil
 }
 
 // classicGroups returns the load balancer's security groups, in order, and
@@ -335,9 +344,23 @@ func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service) err
 	if err != nil {
 		return err
 	}
-	managed, err := r.findManagedGroup(ctx, svc)
+	if desc != nil {
+		tags, err := r.classicTags(ctx, name)
+		if err != nil {
+			return err
+		}
+		if err := r.ownership(tags, svc); err != nil {
+			r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "Classic load balancer %s is not deleted: %v", name, err)
+			klog.InfoS("Leaving a Classic load balancer that is not the Service's", "service", klog.KObj(svc), "name", name, "reason", err.Error())
+			desc = nil
+		}
+	}
+	managed, foreign, err := r.ownManagedGroup(ctx, svc)
 	if err != nil {
 		return err
+	}
+	if foreign != nil {
+		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "%v; it is not deleted", foreign)
 	}
 	if managed != nil && !r.Options.DisableSecurityGroupIngress {
 		spec := r.classicNodeRules(name, []string{managed.id}, managed.id)

@@ -390,6 +390,17 @@ func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service) error {
 	if err != nil {
 		return err
 	}
+	if lb != nil {
+		tags, err := r.tagsOf(ctx, aws.ToString(lb.LoadBalancerArn))
+		if err != nil {
+			return err
+		}
+		if err := r.ownership(tags[aws.ToString(lb.LoadBalancerArn)], svc); err != nil {
+			r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "load balancer %s is not deleted: %v", name, err)
+			klog.InfoS("Leaving a network load balancer that is not the Service's", "service", klog.KObj(svc), "name", name, "reason", err.Error())
+			lb = nil // its listeners and target groups are left too
+		}
+	}
 	if lb == nil && svc.Annotations[lbnames.TypeAnnotation] != lbnames.TypeNLB && !r.targetGroupSweepPending(name) {
 		return nil // never an NLB Service, or nothing of its NLB is left
 	}

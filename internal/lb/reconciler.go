@@ -264,7 +264,7 @@ func (r *Reconciler) Delete(ctx context.Context, svc *corev1.Service) error {
 // tag and by description.
 func (r *Reconciler) leftovers(ctx context.Context, svc *corev1.Service) ([]string, error) {
 	var out []string
-	sg, err := r.findManagedGroup(ctx, svc)
+	sg, _, err := r.ownManagedGroup(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
