@@ -87,6 +87,7 @@ func NewCommand(streams Streams) *cobra.Command {
 	cmd.InitDefaultHelpCmd()
 	cmd.InitDefaultCompletionCmd()
 	strictArgs(cmd)
+	registerCompletions(cmd)
 	return cmd
 }
 

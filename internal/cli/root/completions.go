@@ -1,0 +1,155 @@
+package root
+
+import (
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/awsccmctl/awsccmctl/internal/migrate"
+	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+)
+
+// completer returns the values of a flag for the command being completed.
+type completer func(cmd *cobra.Command) []string
+
+// flagCompleters complete flags by name, wherever they are defined: the
+// command packages define the flags and need not know about completion.
+// A flag of the same name means the same thing on every command (the
+// kubeconfig flags are kubectl's), or the completer asks which command.
+func flagCompleters() map[string]completer {
+	kubeconfig := func(pick func(*kubeconfigNames) []string) completer {
+		return func(cmd *cobra.Command) []string { return pick(readKubeconfig(cmd)) }
+	}
+	return map[string]completer{
+		"output":        outputCompletions,
+		"mode":          modeCompletions,
+		"category":      func(*cobra.Command) []string { return checkCategories() },
+		"ignore-checks": func(*cobra.Command) []string { return append(checkIDs(), "all") },
+		"context":       kubeconfig(func(k *kubeconfigNames) []string { return k.contexts }),
+		"cluster":       kubeconfig(func(k *kubeconfigNames) []string { return k.clusters }),
+		"user":          kubeconfig(func(k *kubeconfigNames) []string { return k.users }),
+	}
+}
+
+// registerCompletions registers the completers on every flag of the tree
+// that has one, by name. cobra keys completions by flag, so a persistent
+// flag is registered once, on the command that defines it.
+func registerCompletions(root *cobra.Command) {
+	completers := flagCompleters()
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			complete, ok := completers[f.Name]
+			if !ok {
+				return
+			}
+			// The error only says the flag is already registered (a
+			// flag shared between commands): it completes already.
+			_ = cmd.RegisterFlagCompletionFunc(f.Name, func(c *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+				var out []cobra.Completion
+				for _, v := range complete(c) {
+					// Comma-separated lists (--category a,b) complete
+					// their last element.
+					prefix, last := "", toComplete
+					if f.Value.Type() == "stringSlice" {
+						if i := strings.LastIndex(toComplete, ","); i >= 0 {
+							prefix, last = toComplete[:i+1], toComplete[i+1:]
+						}
+					}
+					if strings.HasPrefix(v, last) {
+						out = append(out, prefix+v)
+					}
+				}
+				return out, cobra.ShellCompDirectiveNoFileComp
+			})
+		})
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// outputCompletions are the -o values the command writes.
+func outputCompletions(cmd *cobra.Command) []string {
+	return outputFormats()[commandPath(cmd)]
+}
+
+// modeCompletions are the --mode values of preflight and of
+// migrate-from-intree plan.
+func modeCompletions(cmd *cobra.Command) []string {
+	var modes []string
+	switch commandPath(cmd) {
+	case "preflight":
+		for _, m := range preflight.Modes {
+			modes = append(modes, string(m))
+		}
+	case "migrate-from-intree plan":
+		modes = []string{string(migrate.ModeLeaderMigration), string(migrate.ModeRestart)}
+	}
+	return modes
+}
+
+// allChecks are every preflight check of every mode, as the reference
+// docs list them (hack/gen-docs); building them reads nothing.
+func allChecks() []preflight.Check {
+	var checks []preflight.Check
+	for _, m := range preflight.Modes {
+		checks = append(checks, nodechecks.Checks(nodechecks.Input{Node: &nodefiles.Node{}, Mode: m})...)
+		checks = append(checks, clusterchecks.Checks(clusterchecks.Input{Mode: m})...)
+		checks = append(checks, awschecks.Checks(awschecks.Input{Mode: m})...)
+	}
+	return checks
+}
+
+func checkCategories() []string {
+	return uniqueSorted(allChecks(), func(c preflight.Check) string { return c.Category })
+}
+
+func checkIDs() []string {
+	return uniqueSorted(allChecks(), func(c preflight.Check) string { return c.ID })
+}
+
+func uniqueSorted(checks []preflight.Check, key func(preflight.Check) string) []string {
+	var out []string
+	for _, c := range checks {
+		if k := key(c); k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// kubeconfigNames are the names a kubeconfig defines.
+type kubeconfigNames struct {
+	contexts, clusters, users []string
+}
+
+// readKubeconfig reads the kubeconfig the command would use: its
+// --kubeconfig flag, else KUBECONFIG, else ~/.kube/config, merged as
+// kubectl merges them. An unreadable one completes nothing.
+func readKubeconfig(cmd *cobra.Command) *kubeconfigNames {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if f := cmd.Flags().Lookup("kubeconfig"); f != nil {
+		rules.ExplicitPath = f.Value.String()
+	}
+	cfg, err := rules.Load()
+	if err != nil {
+		return &kubeconfigNames{}
+	}
+	return &kubeconfigNames{
+		contexts: slices.Sorted(maps.Keys(cfg.Contexts)),
+		clusters: slices.Sorted(maps.Keys(cfg.Clusters)),
+		users:    slices.Sorted(maps.Keys(cfg.AuthInfos)),
+	}
+}
