@@ -257,7 +257,7 @@ func (s *Server) addSession(res assumeRoleResult, roleArn string) {
 // asCaller adjusts the answers that depend on who calls, with enforcement
 // on: GetCallerIdentity names the caller, and AssumeRole's credentials
 // act as the role.
-func (s *Server) asCaller(caller *principal, svc *service, action string, form url.Values, resp any) any {
+func (s *Server) asCaller(caller *principal, svc *service, form url.Values, resp any) any {
 	if caller == nil || svc.name != "sts" {
 		return resp
 	}

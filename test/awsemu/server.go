@@ -207,7 +207,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) (svcName, acti
 			proto.writeError(w, reqID, apiErr)
 			return svcName, action
 		}
-		resp = s.asCaller(caller, svc, action, r.Form, resp)
+		resp = s.asCaller(caller, svc, r.Form, resp)
 		proto.writeResponse(w, action, svc.xmlns, reqID, resp)
 	}
 	return svcName, action
