@@ -51,7 +51,10 @@ func NewCommand(streams Streams) *cobra.Command {
 			if err := loadConfig(v, configFile, cmd.Flags()); err != nil {
 				return err
 			}
-			return checkOutput(cmd, v.GetString("output"))
+			if err := checkOutput(cmd, v.GetString("output")); err != nil {
+				return err
+			}
+			return checkKubeconfig(cmd)
 		},
 	}
 	cmd.SetOut(streams.Out)
