@@ -168,7 +168,7 @@ func TestEmuLeftoverTargetGroupsByTag(t *testing.T) {
 		for k, v := range tags {
 			tl = append(tl, elbv2types.Tag{Key: aws.String(k), Value: aws.String(v)})
 		}
-		out, err := e.r.ELBv2.CreateTargetGroup(e.ctx(), &elbv2.CreateTargetGroupInput{Name: aws.String(name), Port: aws.Int32(30100),
+		out, err := e.adminELBv2().CreateTargetGroup(e.ctx(), &elbv2.CreateTargetGroupInput{Name: aws.String(name), Port: aws.Int32(30100),
 			Protocol: elbv2types.ProtocolEnumTcp, VpcId: aws.String(emuVPC), TargetType: elbv2types.TargetTypeEnumInstance, Tags: tl})
 		if err != nil {
 			t.Fatal(err)

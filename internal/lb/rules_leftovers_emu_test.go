@@ -24,7 +24,9 @@ const (
 )
 
 // withLoneInstance adds emuLone in subnet A with emuLoneSG as its only
-// group: the reconciler opens that group, although it is not tagged.
+// group: the reconciler opens that group, although it is not tagged. (The
+// least-privilege policy does not let it: tests with emuLone run under
+// the default policy.)
 func withLoneInstance(f *awsemu.Fixture) {
 	f.SecurityGroups = append(f.SecurityGroups, awsemu.SecurityGroup{ID: emuLoneSG, Name: "lone", Description: "a node's only group", VPCID: emuVPC})
 	f.Instances = append(f.Instances, awsemu.Instance{ID: emuLone, SubnetID: emuSubnetA, PrivateIP: "10.0.1.88", SecurityGroupIDs: []string{emuLoneSG},
@@ -41,7 +43,7 @@ func TestEmuNLBRulesInUntaggedGroup(t *testing.T) {
 	for _, then := range []string{"node leaves", "Service deleted"} {
 		t.Run(then, func(t *testing.T) {
 			t.Parallel()
-			e := newEmu(t, emuOptions{fixture: withLoneInstance})
+			e := newEmu(t, emuOptions{fixture: withLoneInstance, policy: policyBroad})
 			svc := emuService("lone-node", map[string]string{nlbType: "nlb"})
 			e.ensure(svc, e.nodes(emuA, emuLone))
 			if len(e.loneRules()) == 0 {
@@ -74,7 +76,7 @@ func TestEmuRulesOutliveLoadBalancer(t *testing.T) {
 	for _, kind := range []string{"classic", "nlb"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			e := newEmu(t, emuOptions{fixture: withLoneInstance})
+			e := newEmu(t, emuOptions{fixture: withLoneInstance, policy: policyBroad})
 			ann := map[string]string{}
 			if kind == "nlb" {
 				ann[nlbType] = "nlb"
