@@ -16,10 +16,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/gather"
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
 )
 
@@ -66,24 +63,38 @@ func checksPage() []byte {
 	b.WriteString("Every check `awsccmctl preflight` can run, by stable ID: pass an ID to\n")
 	b.WriteString("`--ignore-checks` to turn its failure into a warning, or a category to `--category`.\n")
 	b.WriteString("A failing check prints what it found and the exact fix; a check of severity\n")
-	b.WriteString("`warning` never fails the run unless `--fail-on=warning`.\n\n")
+	b.WriteString("`warning` never fails the run unless `--fail-on=warning`. Each check's section\n")
+	b.WriteString("below says what it looks at and how its failures are fixed in general.\n\n")
+	node, cluster, aws := gather.ReferenceChecks()
+	described := map[string]bool{}
 	b.WriteString("## Node mode (`--node`)\n\n")
-	writeChecks(&b, nodechecks.Checks(nodechecks.Input{Node: &nodefiles.Node{}, Mode: preflight.ModePreInstall}))
+	writeChecks(&b, node, described)
 	b.WriteString("\n## Cluster mode (default)\n\n")
 	b.WriteString("Severities shown are those of `--mode=pre-install`; `nodes-provider-id` and\n")
 	b.WriteString("`nodes-uninitialized` are errors in `post-install`, and `conflicts-ccm-lease` is an\n")
-	b.WriteString("error only in `pre-install`.\n\n")
-	writeChecks(&b, clusterchecks.Checks(clusterchecks.Input{Mode: preflight.ModePreInstall}))
+	b.WriteString("error only in `pre-install`. The control-plane checks are node mode's, applied to\n")
+	b.WriteString("the control-plane mirror Pods.\n\n")
+	writeChecks(&b, cluster, described)
 	b.WriteString("\n## AWS (node and cluster mode)\n\n")
-	writeChecks(&b, awschecks.Checks(awschecks.Input{Mode: preflight.ModePreInstall}))
+	writeChecks(&b, aws, described)
 	return b.Bytes()
 }
 
-// writeChecks writes one table row per check.
-func writeChecks(b *bytes.Buffer, checks []preflight.Check) {
+// writeChecks writes one table row per check, linked to its section, then
+// a section for each check not described earlier on the page (the
+// control-plane checks are shared by node and cluster mode).
+func writeChecks(b *bytes.Buffer, checks []preflight.Check, described map[string]bool) {
 	b.WriteString("| ID | category | severity | checks that |\n|---|---|---|---|\n")
 	for _, c := range checks {
-		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", c.ID, c.Category, c.Severity, c.Title)
+		fmt.Fprintf(b, "| [`%s`](#%s) | %s | %s | %s |\n", c.ID, c.ID, c.Category, c.Severity, c.Title)
+	}
+	for _, c := range checks {
+		if described[c.ID] {
+			continue
+		}
+		described[c.ID] = true
+		fmt.Fprintf(b, "\n### %s\n\n%s (%s, %s).\n\n**What it means.** %s\n\n**How to fix it.** %s\n",
+			c.ID, c.Title, c.Category, c.Severity, c.Description, c.Fix)
 	}
 }
 

@@ -89,7 +89,13 @@ type Check struct {
 	ID       string
 	Category string
 	Title    string
-	Severity Severity
+	// Description says what the check looks at and why it matters to the
+	// CCM; Fix says how a failure is fixed in general (a failing run prints
+	// the exact fix for what it found). Both go to the generated reference,
+	// docs/reference/preflight-checks.md.
+	Description string
+	Fix         string
+	Severity    Severity
 	// Requires lists checks that must pass (or warn) first; if one fails or
 	// is skipped, this check is skipped with the reason.
 	Requires []string

@@ -94,7 +94,8 @@ func Checks(in Input) []preflight.Check {
 			// Each check says why itself, rather than "requires aws-identity".
 			req, run = nil, func(context.Context) preflight.Result { return preflight.Skip("%s", in.Unavailable) }
 		}
-		return preflight.Check{ID: id, Category: Category, Title: title, Severity: sev, Requires: req, Run: run}
+		d := checkDocs[id]
+		return preflight.Check{ID: id, Category: Category, Title: title, Description: d.description, Fix: d.fix, Severity: sev, Requires: req, Run: run}
 	}
 	const errSev, warnSev = preflight.SeverityError, preflight.SeverityWarning
 	identity, cluster := []string{IDIdentity}, []string{IDIdentity, IDClusterID}

@@ -82,7 +82,8 @@ func Checks(in Input) []preflight.Check {
 		if id != IDClusterReachable {
 			req = []string{IDClusterReachable}
 		}
-		return preflight.Check{ID: id, Category: category, Title: title, Severity: sev, Requires: req, Run: run}
+		d := checkDocs[id]
+		return preflight.Check{ID: id, Category: category, Title: title, Description: d.description, Fix: d.fix, Severity: sev, Requires: req, Run: run}
 	}
 	// errorIn is error severity in mode m, warning in the others.
 	errorIn := func(m preflight.Mode) preflight.Severity {
@@ -96,7 +97,9 @@ func Checks(in Input) []preflight.Check {
 		c(IDClusterVersion, CategoryCluster, "Server version fits the move to the CCM", warnSev, r.clusterVersion),
 	}
 	for _, rule := range nodechecks.ControlPlaneRules() {
-		checks = append(checks, c(rule.ID, CategoryControlPlane, rule.Title, rule.Severity, r.controlPlaneRule(rule)))
+		check := c(rule.ID, CategoryControlPlane, rule.Title, rule.Severity, r.controlPlaneRule(rule))
+		check.Description, check.Fix = rule.Description, rule.Fix
+		checks = append(checks, check)
 	}
 	return append(checks,
 		c(IDKubeadmDrift, CategoryControlPlane, "kubeadm-config matches the running control plane", warnSev, r.kubeadmDrift),

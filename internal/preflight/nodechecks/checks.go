@@ -56,7 +56,8 @@ func Checks(in Input) []preflight.Check {
 		if id != IDNodeFilesReadable {
 			req = needFiles
 		}
-		return preflight.Check{ID: id, Category: category, Title: title, Severity: sev, Requires: req,
+		d := checkDocs[id]
+		return preflight.Check{ID: id, Category: category, Title: title, Description: d.description, Fix: d.fix, Severity: sev, Requires: req,
 			Run: func(context.Context) preflight.Result { return run() }}
 	}
 	const errSev, warnSev = preflight.SeverityError, preflight.SeverityWarning

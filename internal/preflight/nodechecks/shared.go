@@ -15,9 +15,11 @@ import (
 
 // ControlPlaneRule describes one control-plane rule of node mode.
 type ControlPlaneRule struct {
-	ID       string
-	Title    string
-	Severity preflight.Severity
+	ID    string
+	Title string
+	// Description and Fix are the rule's reference text (preflight.Check).
+	Description, Fix string
+	Severity         preflight.Severity
 	// Component is the static Pod the rule reads: "kube-apiserver" or
 	// "kube-controller-manager".
 	Component string
@@ -39,7 +41,7 @@ func ControlPlaneRules() []ControlPlaneRule {
 	var out []ControlPlaneRule
 	for _, c := range Checks(Input{}) {
 		if comp, ok := ruleComponent[c.ID]; ok {
-			out = append(out, ControlPlaneRule{ID: c.ID, Title: c.Title, Severity: c.Severity, Component: comp})
+			out = append(out, ControlPlaneRule{ID: c.ID, Title: c.Title, Description: c.Description, Fix: c.Fix, Severity: c.Severity, Component: comp})
 		}
 	}
 	return out
