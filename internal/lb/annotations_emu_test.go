@@ -418,11 +418,7 @@ func TestEmuAnnotations(t *testing.T) {
 			e.wantMutations("second sync", map[string]int{})
 
 			e.delete(svc)
-			var kept []string
-			if svc.Annotations[annPrefix+"security-groups"] != "" {
-				kept = []string{"-1 0-0 " + emuBYO}
-			}
-			e.wantNothingLeft(kept...)
+			e.wantNothingLeft()
 		})
 	}
 }

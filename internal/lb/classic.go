@@ -53,6 +53,12 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *corev1.Service, cfg
 		r.keepScheme(svc, cfg, aws.ToString(desc.Scheme))
 	}
 
+	// The group node groups let in before this sync: when it changes, the
+	// rules letting the old one in are revoked once the new one is in.
+	var before string
+	if !created && len(desc.SecurityGroups) > 0 {
+		before = desc.SecurityGroups[0]
+	}
 	// One describe serves the load balancer's groups and the targets'.
 	ids := slices.Clone(desc.SecurityGroups)
 	for _, t := range targets {
@@ -78,6 +84,11 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *corev1.Service, cfg
 		}
 	}
 	if !created {
+		if len(groupIDs) > 0 && before != "" && before != groupIDs[0] {
+			// Remembered before the switch: a later sync no longer sees it.
+			g := known[before]
+			r.markRevoke(cfg.Name, before, g != nil && g.name == managedGroupName(cfg.Name))
+		}
 		if err := r.syncClassicShape(ctx, cfg, desc, groupIDs); err != nil {
 			return "", err
 		}
@@ -98,6 +109,11 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *corev1.Service, cfg
 	}
 	if err := r.syncNodeRules(ctx, svc, r.classicNodeRules(cfg.Name, groupIDs, managed), targets, known); err != nil {
 		return "", err
+	}
+	if len(groupIDs) > 0 {
+		if err := r.revokePending(ctx, svc, cfg.Name, groupIDs[0], targets); err != nil {
+			return "", err
+		}
 	}
 	return aws.ToString(desc.DNSName), nil
 }
@@ -369,6 +385,14 @@ func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service) err
 		if err := r.syncNodeRules(ctx, svc, spec, nil, nil); err != nil {
 			return err
 		}
+	}
+	if desc != nil && len(desc.SecurityGroups) > 0 && (managed == nil || desc.SecurityGroups[0] != managed.id) {
+		// A group the Service brought: its rule in node groups goes too,
+		// unless another load balancer lets the same group in.
+		r.markRevoke(name, desc.SecurityGroups[0], false)
+	}
+	if err := r.revokePending(ctx, svc, name, "", nil); err != nil {
+		return err
 	}
 	if desc != nil {
 		if _, err := r.ELB.DeleteLoadBalancer(ctx, &elb.DeleteLoadBalancerInput{LoadBalancerName: aws.String(name)}); err != nil {

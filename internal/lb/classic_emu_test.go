@@ -165,8 +165,6 @@ func TestEmuClassicDiff(t *testing.T) {
 		update bool
 		want   map[string]int
 		check  func(t *testing.T, e *emu, lb awsemu.ClassicLBState)
-		// keptRules are node rules Delete leaves on purpose.
-		keptRules []string
 	}{
 		{name: "nothing", want: map[string]int{}},
 		{
@@ -298,15 +296,12 @@ func TestEmuClassicDiff(t *testing.T) {
 		{
 			name: "own security groups replace the managed one",
 			ann:  map[string]string{annPrefix + "security-groups": emuBYO},
-			// The node group lets the new first group in. (The rule for the
-			// managed group, now attached to nothing, stays until Delete.)
-			want:      map[string]int{"elasticloadbalancing:ApplySecurityGroupsToLoadBalancer": 1, auth: 1},
-			keptRules: []string{"-1 0-0 " + emuBYO},
+			// The node group lets the new first group in, and no longer the
+			// managed group, now attached to nothing.
+			want: map[string]int{"elasticloadbalancing:ApplySecurityGroupsToLoadBalancer": 1, auth: 1, revoke: 1},
 			check: func(t *testing.T, e *emu, lb awsemu.ClassicLBState) {
 				wantEq(t, "security groups", lb.SecurityGroups, []string{emuBYO})
-				if got := e.nodeRules(); !slices.Contains(got, "-1 0-0 "+emuBYO) {
-					t.Errorf("node rules = %v, want all traffic from %s", got, emuBYO)
-				}
+				wantEq(t, "node rules", e.nodeRules(), []string{"-1 0-0 " + emuBYO})
 				if g := e.group(emuBYO); len(g.Ingress) != 0 {
 					t.Errorf("the Service's own group was changed: %+v", g.Ingress)
 				}
@@ -435,7 +430,7 @@ func TestEmuClassicDiff(t *testing.T) {
 			e.wantMutations("second sync", map[string]int{})
 
 			e.delete(changed)
-			e.wantNothingLeft(tc.keptRules...)
+			e.wantNothingLeft()
 		})
 	}
 }
@@ -515,12 +510,12 @@ func TestEmuClassicTLSAndInternal(t *testing.T) {
 	e.wantMutations("re-sync", map[string]int{})
 
 	e.delete(svc)
-	// The Service's own groups stay, unchanged, and so does the node rule
-	// pointing at one of them (it may serve other load balancers).
+	// The Service's own groups stay, unchanged; the node rule letting the
+	// first one in goes with the load balancer (no other one uses it).
 	if inv := e.srv.Inventory(); inv.ClassicLBs != 0 || inv.SecurityGroups != e.groups {
 		t.Errorf("after Delete: %+v, want no load balancer and the fixture's %d groups", inv, e.groups)
 	}
-	wantEq(t, "node rules after Delete", e.nodeRules(), []string{"-1 0-0 " + emuBYO})
+	wantEq(t, "node rules after Delete", e.nodeRules(), []string(nil))
 }
 
 // TestEmuClassicAdoption: a Classic ELB built by the in-tree provider or

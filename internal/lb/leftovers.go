@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -221,4 +222,98 @@ func (r *Reconciler) deleteNLBRules(ctx context.Context, name string) error {
 		}
 	}
 	return nil
+}
+
+// revokePending revokes the node rules lb still owes for groups other
+// than first, the load balancer's current first group (the one node
+// groups let in). targets are the sync's, nil at deletion.
+func (r *Reconciler) revokePending(ctx context.Context, svc *corev1.Service, lb, first string, targets []target) error {
+	pending := r.pendingRevokes(lb)
+	for _, id := range slices.Sorted(maps.Keys(pending)) {
+		if id != first {
+			if err := r.revokeNodeRulesFor(ctx, svc, lb, id, pending[id], targets); err != nil {
+				return err
+			}
+		}
+		r.revoked(lb, id)
+	}
+	return nil
+}
+
+// revokeNodeRulesFor revokes the rules letting group in that the Classic
+// load balancer lb wrote into node groups. For its managed group that is
+// every rule referencing it, wherever it is (no one else references it).
+// A group the Service brought may be shared: its rule stays while another
+// Classic load balancer has it first, and only the rule lb writes (all
+// traffic from the group) is revoked, and only from node groups (the
+// targets' groups and the cluster's), never from a group the user let it
+// into for something else.
+func (r *Reconciler) revokeNodeRulesFor(ctx context.Context, svc *corev1.Service, lb, group string, managed bool, targets []target) error {
+	if r.Options.DisableSecurityGroupIngress {
+		return nil
+	}
+	if !managed {
+		other, err := r.classicUsingFirst(ctx, lb, group)
+		if err != nil {
+			return err
+		}
+		if other != "" {
+			klog.V(2).InfoS("Keeping the node rules of a security group another load balancer lets in", "service", klog.KObj(svc), "group", group, "loadBalancer", other)
+			return nil
+		}
+	}
+	found, err := r.describeGroups(ctx, []ec2types.Filter{
+		{Name: aws.String("ip-permission.group-id"), Values: []string{group}},
+		{Name: aws.String("vpc-id"), Values: []string{r.Env.VPCID}},
+	})
+	if err != nil {
+		return err
+	}
+	nodeGroups := map[string]bool{}
+	for _, t := range targets {
+		for _, id := range t.Groups {
+			nodeGroups[id] = true
+		}
+	}
+	owns := func(x rule) bool {
+		return x.Group == group && (managed || x.key() == rule{Protocol: "-1", Group: group})
+	}
+	for _, id := range slices.Sorted(maps.Keys(found)) {
+		g := found[id]
+		if !managed && !nodeGroups[id] && !clustertag.Has(g.tags, r.Env.ClusterID) {
+			continue
+		}
+		if err := r.syncIngress(ctx, g, nil, owns); err != nil {
+			return err
+		}
+	}
+	klog.InfoS("Revoked the node rules of a security group the load balancer no longer uses", "service", klog.KObj(svc), "group", group)
+	return nil
+}
+
+// classicUsingFirst returns the name of a Classic load balancer other than
+// lb in the cluster's VPC whose first security group is group, or "". It
+// lists the region's Classic load balancers: it runs only when a load
+// balancer stops using a group the Service brought.
+func (r *Reconciler) classicUsingFirst(ctx context.Context, lb, group string) (string, error) {
+	in := &elb.DescribeLoadBalancersInput{}
+	for {
+		page, err := r.ELB.DescribeLoadBalancers(ctx, in)
+		if err != nil {
+			return "", fmt.Errorf("list Classic load balancers to see who else uses security group %s: %w", group, err)
+		}
+		for _, d := range page.LoadBalancerDescriptions {
+			name := aws.ToString(d.LoadBalancerName)
+			if name == lb || (aws.ToString(d.VPCId) != "" && aws.ToString(d.VPCId) != r.Env.VPCID) {
+				continue
+			}
+			if len(d.SecurityGroups) > 0 && d.SecurityGroups[0] == group {
+				return name, nil
+			}
+		}
+		if aws.ToString(page.NextMarker) == "" {
+			return "", nil
+		}
+		in = &elb.DescribeLoadBalancersInput{Marker: page.NextMarker}
+	}
 }

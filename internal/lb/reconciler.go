@@ -272,6 +272,9 @@ func (r *Reconciler) leftovers(ctx context.Context, svc *corev1.Service) ([]stri
 		out = append(out, "security group "+sg.id)
 	}
 	name := lbnames.LoadBalancerName(svc)
+	for _, id := range slices.Sorted(maps.Keys(r.pendingRevokes(name))) {
+		out = append(out, "rules letting security group "+id+" into node groups")
+	}
 	if svc.Annotations[lbnames.TypeAnnotation] == lbnames.TypeNLB || r.targetGroupSweepPending(name) {
 		tgs, err := r.ownedTargetGroups(ctx, svc, "")
 		if err != nil {
