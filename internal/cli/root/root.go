@@ -48,6 +48,7 @@ func NewCommand(streams Streams) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			quietClientGo()
 			if err := loadConfig(v, configFile, cmd.Flags()); err != nil {
 				return err
 			}
