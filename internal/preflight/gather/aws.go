@@ -73,14 +73,10 @@ func awsNodeInput(ctx context.Context, o Options, node *nodefiles.Node) (awschec
 }
 
 // newAWSInput builds the clients the AWS checks use (EC2 and STS in the
-// region, IAM globally) and the parts of the input both modes share.
+// region, IAM globally; read-only, newReadOnlyClients) and the parts of the
+// input both modes share.
 func newAWSInput(ctx context.Context, o Options, cc *cloudconfig.Config, region string) (awschecks.Input, error) {
-	opts := awsapi.Options{Region: region, CloudConfig: cc}
-	clients, err := awsapi.NewClients(ctx, opts)
-	if err != nil {
-		return awschecks.Input{}, &UnreachableError{err}
-	}
-	iamClient, err := awsapi.NewIAM(ctx, opts)
+	clients, iamClient, err := newReadOnlyClients(ctx, awsapi.Options{Region: region, CloudConfig: cc})
 	if err != nil {
 		return awschecks.Input{}, &UnreachableError{err}
 	}
