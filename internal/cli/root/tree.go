@@ -12,11 +12,9 @@ import (
 )
 
 // outputFormats are the -o values each command writes, by its path below
-// the root. Root checks -o against them before any command runs, so an
-// unsupported value is a usage error (exit 2) that changes nothing, even on
-// commands that print their result only at the end (install apply). The
-// commands check again with their own, more specific messages. Every
-// runnable command is here or in noOutput (TestEveryCommandHandlesOutput).
+// the root: what -o completes to, and what checkOutput holds the commands
+// in checkedByRoot to. Every runnable command is here or in noOutput
+// (TestEveryCommandHandlesOutput).
 func outputFormats() map[string][]string {
 	textJSON := []string{OutputText, OutputJSON}
 	textOnly := []string{OutputText}
@@ -67,10 +65,26 @@ func commandPath(cmd *cobra.Command) string {
 	return strings.TrimPrefix(strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()), " ")
 }
 
-// checkOutput refuses an -o value cmd does not write.
+// checkedByRoot are the commands that would act before they read -o, or
+// never read it: root refuses an -o value they do not write before they
+// run, so the refusal (exit 2) changes nothing. install apply and uninstall
+// print their report only after changing the cluster; the migration runs
+// write progress, no result document. The other commands read -o first
+// thing and refuse a wrong one with a message of their own (install
+// kubeadm: kubeadm reads YAML), which this check would only preempt.
+func checkedByRoot() []string {
+	return []string{
+		"install apply", "install uninstall",
+		"migrate-from-intree apply", "migrate-from-intree resume", "migrate-from-intree rollback",
+	}
+}
+
+// checkOutput refuses an -o value cmd does not write, for the commands in
+// checkedByRoot.
 func checkOutput(cmd *cobra.Command, output string) error {
-	formats, ok := outputFormats()[commandPath(cmd)]
-	if !ok || slices.Contains(formats, output) {
+	path := commandPath(cmd)
+	formats, ok := outputFormats()[path]
+	if !ok || !slices.Contains(checkedByRoot(), path) || slices.Contains(formats, output) {
 		return nil
 	}
 	return exitcode.UsageError(fmt.Errorf("--output %q: %s writes %s", output, cmd.CommandPath(), orList(formats)))
