@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // nodeRoot is the file layout of a kubeadm worker whose kubelet runs with
@@ -21,6 +24,9 @@ var nodeRoot embed.FS
 // Files the kept demo writes into its state folder; hack/demo.sh and
 // docs/getting-started.md name them too.
 const (
+	// ccmLease is the leader Lease of the CCM (kube-system, its default
+	// --leader-elect-resource-name).
+	ccmLease    = "cloud-controller-manager"
 	envFile     = "env.sh"
 	nodeRootDir = "node-root"
 )
@@ -32,6 +38,13 @@ const (
 func (d *demo) keepRunning(ctx context.Context) error {
 	if err := d.ccm.Stop(5 * time.Second); err != nil {
 		return fmt.Errorf("stop the demo's CCM: %w", err)
+	}
+	// The stopped CCM's leader Lease stays held for its lease duration;
+	// the tutorial's preflight, run seconds later, would report it as
+	// another CCM running. The demo owns this cluster: remove it.
+	err := d.kube.CoordinationV1().Leases(metav1.NamespaceSystem).Delete(ctx, ccmLease, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove the demo CCM's leader Lease: %w", err)
 	}
 	if err := d.writeNodeRoot(); err != nil {
 		return err

@@ -117,8 +117,12 @@ func TestGettingStarted(t *testing.T) {
 	}
 	// Step 4, cluster mode: a report (checks failing on the demo cluster
 	// is what the page says to expect), never a usage or reachability error.
-	if m := regexp.MustCompile(`preflight exit code: (\d+)`).FindStringSubmatch(got); m != nil && m[1] != "1" {
-		t.Errorf("cluster preflight exited %s; the page promises a report (exit 0 or 1)", m[1])
+	if m := regexp.MustCompile(`preflight exit code: (\d+)`).FindStringSubmatch(got); m == nil || m[1] != "1" {
+		t.Errorf("cluster preflight exit code %v; the page promises a report with failed checks (exit 1)", m)
+	}
+	// The page names the one check the demo cluster fails.
+	if !strings.Contains(got, "preflight failed: 1 failed: aws-node-names\n") {
+		t.Errorf("cluster preflight did not fail aws-node-names alone, as the page says")
 	}
 	junit, err := os.ReadFile(filepath.Join(root, "_output/tutorial/preflight.xml"))
 	if err != nil || !bytes.Contains(junit, []byte("<testsuite")) {
