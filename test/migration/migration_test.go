@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
@@ -293,6 +294,21 @@ func (s *scenario) testApplyKillResume(t *testing.T) {
 	if err != nil || slices.ContainsFunc(ds.Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.Contains(a, "leader-migration") }) {
 		t.Errorf("the CCM's DaemonSet after finalize: %v", err)
 	}
+	// The migration recorded its install as `install apply` does, the
+	// DaemonSet as created by it, so `install uninstall` can remove it.
+	ac, err := apply.NewClient(env.cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := ac.ReadInventory(context.Background(), "kube-system")
+	if err != nil || inv == nil {
+		t.Fatalf("the migration's install record (ConfigMap kube-system/%s): %v", apply.InventoryName, err)
+	}
+	if !slices.ContainsFunc(inv.Members, func(m apply.Member) bool {
+		return m.Kind == "DaemonSet" && m.Name == install.AppName && !m.Adopted
+	}) {
+		t.Errorf("the migration's install record does not hold the CCM's DaemonSet as created: %+v", inv.Members)
+	}
 }
 
 func (s *scenario) testRollback(t *testing.T) {
@@ -315,6 +331,9 @@ func (s *scenario) testRollback(t *testing.T) {
 	}
 	if _, err := env.kube.AppsV1().DaemonSets("kube-system").Get(context.Background(), install.AppName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the CCM's DaemonSet is left: %v", err)
+	}
+	if _, err := env.kube.CoreV1().ConfigMaps("kube-system").Get(context.Background(), apply.InventoryName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the install record ConfigMap %s is left after rollback: %v", apply.InventoryName, err)
 	}
 	if _, err := env.kube.RbacV1().RoleBindings("kube-system").Get(context.Background(), migrate.MigrationRoleName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("RoleBinding %s is left after rollback: %v", migrate.MigrationRoleName, err)

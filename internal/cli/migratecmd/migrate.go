@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
-	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
 )
 
@@ -141,9 +140,4 @@ func runError(ctx context.Context, err error) error {
 	// Anything else, a declined step (NotApprovedError) included, is a
 	// failed run.
 	return &exitcode.Error{Code: exitcode.Failed, Err: err}
-}
-
-// newApplier builds the server-side apply client.
-func newApplier(cfg *rest.Config) (migrate.Applier, error) {
-	return apply.NewClient(cfg)
 }
