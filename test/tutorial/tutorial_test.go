@@ -52,6 +52,13 @@ func TestGettingStarted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the demo, which needs the test bed: make test runs it")
 	}
+	// The page's prerequisites; without curl its health wait would loop
+	// until the timeout instead of failing.
+	for _, tool := range []string{"bash", "make", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s needs %s (its first paragraph says so): %v", page, tool, err)
+		}
+	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
