@@ -20,16 +20,6 @@ import (
 // the install: they go through the plain apply client.
 type recordingApplier struct{ c deploy.Clients }
 
-// isCCMInstall: objs are an install (they hold the CCM's workload).
-func isCCMInstall(objs []*unstructured.Unstructured) bool {
-	for _, u := range objs {
-		if k := u.GetKind(); k == "DaemonSet" || k == "Deployment" {
-			return true
-		}
-	}
-	return false
-}
-
 // newApplier builds the server-side apply client.
 func newApplier(cfg *rest.Config) (migrate.Applier, error) {
 	c, err := deploy.NewClients(cfg)
@@ -40,7 +30,7 @@ func newApplier(cfg *rest.Config) (migrate.Applier, error) {
 }
 
 func (a recordingApplier) Apply(ctx context.Context, objs []*unstructured.Unstructured, o apply.Options) ([]apply.Result, error) {
-	if !isCCMInstall(objs) {
+	if !deploy.IsInstall(objs) {
 		return a.c.Apply.Apply(ctx, objs, o)
 	}
 	r, err := deploy.Apply(ctx, a.c, objs, deploy.ApplyOptions{DryRun: o.DryRun, Force: o.Force, Progress: o.Progress})
@@ -52,17 +42,12 @@ func (a recordingApplier) Apply(ctx context.Context, objs []*unstructured.Unstru
 // applied by a migration before installs were recorded) it deletes objs
 // as before, which finds nothing or only what the migration applied.
 func (a recordingApplier) Uninstall(ctx context.Context, objs []*unstructured.Unstructured, o apply.Options) ([]apply.Result, error) {
-	if !isCCMInstall(objs) {
+	if !deploy.IsInstall(objs) {
 		return a.c.Apply.Uninstall(ctx, objs, o)
 	}
 	r, err := deploy.Uninstall(ctx, a.c, objs, o.DryRun, o.Progress)
-	var mismatch *deploy.MismatchError
-	if !errors.As(err, &mismatch) {
-		return r.Objects, err
+	if errors.Is(err, deploy.ErrNotInstalled) {
+		return a.c.Apply.Uninstall(ctx, objs, o)
 	}
-	invs, ierr := a.c.Apply.Inventories(ctx)
-	if ierr != nil || len(invs) > 0 {
-		return nil, err
-	}
-	return a.c.Apply.Uninstall(ctx, objs, o)
+	return r.Objects, err
 }

@@ -19,6 +19,14 @@ type MismatchError struct{ Err error }
 func (e *MismatchError) Error() string { return e.Err.Error() }
 func (e *MismatchError) Unwrap() error { return e.Err }
 
+// ErrNotInstalled is wrapped by the *MismatchError of an Uninstall that
+// finds no install recorded anywhere in the cluster (errors.Is).
+var ErrNotInstalled = errors.New("no install is recorded in this cluster")
+
+// IsInstall says whether objs are an install: they hold the CCM's
+// DaemonSet or Deployment.
+func IsInstall(objs []*unstructured.Unstructured) bool { return workload(objs) != nil }
+
 // installNamespace is the namespace objs were rendered for: the workload's.
 // (The RoleBinding lives in kube-system whatever it is.)
 func installNamespace(objs []*unstructured.Unstructured) (string, error) {
@@ -98,7 +106,7 @@ func recordedInventory(ctx context.Context, c Clients, objs []*unstructured.Unst
 			return nil, &MismatchError{fmt.Errorf("no install is recorded in namespace %s: the CCM was installed in namespace %s; re-run with --namespace %s (the install's values); nothing was changed",
 				ns, strings.Join(others, ", "), others[0])}
 		}
-		return nil, &MismatchError{fmt.Errorf("no install is recorded in this cluster (no ConfigMap %s/%s): nothing to remove, nothing was changed; an install made by an older awsccmctl is recorded by running install apply once with its values", ns, apply.InventoryName)}
+		return nil, &MismatchError{fmt.Errorf("%w (no ConfigMap %s/%s): nothing to remove, nothing was changed; an install made by an older awsccmctl is recorded by running install apply once with its values", ErrNotInstalled, ns, apply.InventoryName)}
 	}
 	var missing []string
 	for _, u := range objs {

@@ -125,6 +125,9 @@ func TestUninstallRefusesAnotherNamespace(t *testing.T) {
 		var progress bytes.Buffer
 		r, err := Uninstall(ctx, c, rendered(t, nsB, install.WorkloadDaemonSet), dryRun, &progress)
 		wantMismatch(t, err, "no install is recorded in namespace "+nsB, "--namespace "+nsA, "nothing was changed")
+		if errors.Is(err, ErrNotInstalled) {
+			t.Errorf("an install recorded in another namespace is not ErrNotInstalled: %v", err)
+		}
 		if len(r.Objects) != 0 || progress.Len() != 0 {
 			t.Errorf("refused uninstall reported %+v, progress %q", r, progress.String())
 		}
@@ -158,6 +161,9 @@ func TestUninstallRefusesAnotherNamespace(t *testing.T) {
 	// Nothing recorded any more: refused, nothing to remove.
 	_, err = Uninstall(ctx, c, objsA, "", nil)
 	wantMismatch(t, err, "no install is recorded in this cluster")
+	if !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("nothing recorded: %v, want ErrNotInstalled", err)
+	}
 }
 
 // TestSecondInstallRefused: with an install recorded in one namespace, an
