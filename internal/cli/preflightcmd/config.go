@@ -2,6 +2,7 @@ package preflightcmd
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -34,13 +35,7 @@ func checkConfigKeys(file string, flags *pflag.FlagSet) error {
 		return exitcode.UsageError(fmt.Errorf("--%s %s: not a YAML mapping of flag names to values: %w", flagConfigFile, file, err))
 	}
 	var problems []string
-	for _, key := range slices.Sorted(func(yield func(string) bool) {
-		for k := range values {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, key := range slices.Sorted(maps.Keys(values)) {
 		f := flags.Lookup(key)
 		switch {
 		case f == nil || key == flagConfigFile:
@@ -62,14 +57,13 @@ func scalarOrList(v any) bool {
 	case map[string]any:
 		return false
 	case []any:
-		for _, e := range v {
-			if !scalarOrList(e) {
-				return false
+		return !slices.ContainsFunc(v, func(e any) bool {
+			switch e.(type) {
+			case map[string]any, []any:
+				return true
 			}
-			if _, ok := e.([]any); ok {
-				return false
-			}
-		}
+			return false
+		})
 	}
 	return true
 }

@@ -29,6 +29,7 @@ func TestConfigFileStrict(t *testing.T) {
 		{"valid-flags", "node: true\nroot: " + fixture + "\naws: false\nignore-checks: [kubelet-skew]\n", exitcode.OK, nil},
 		{"invalid-misspelt-key", "node: true\nroot: " + fixture + "\naws: false\nignore-check: all\n", exitcode.Usage, []string{`unknown key "ignore-check"`}},
 		{"invalid-two-problems", "node: true\nRegion: us-east-1\nroot:\n  path: /\n", exitcode.Usage, []string{`unknown key "Region"`, "root: want a value"}},
+		{"invalid-nested-list", "node: true\nignore-checks: [[kubelet-skew], {id: x}]\n", exitcode.Usage, []string{"ignore-checks: want a value"}},
 		{"invalid-root-without-node", "root: " + fixture + "\naws: false\n", exitcode.Usage, []string{"needs --node"}},
 	}
 	for _, tc := range cases {
