@@ -3,6 +3,7 @@ package cloudconfig
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"gopkg.in/gcfg.v1/scanner"
@@ -15,18 +16,18 @@ import (
 // last of several; a second copy is nearly always a merge gone wrong (two
 // Regions, two cluster IDs), so duplicates() reports it instead.
 var (
-	multiGlobal   = sliceFields(reflect.TypeOf(Global{}))
-	multiOverride = sliceFields(reflect.TypeOf(ServiceOverride{}))
+	globalListKeys   = sliceFieldNames(reflect.TypeOf(Global{}))
+	overrideListKeys = sliceFieldNames(reflect.TypeOf(ServiceOverride{}))
 )
 
-func sliceFields(t reflect.Type) map[string]bool {
-	m := map[string]bool{}
+func sliceFieldNames(t reflect.Type) []string {
+	var names []string
 	for i := range t.NumField() {
 		if t.Field(i).Type.Kind() == reflect.Slice {
-			m[strings.ToLower(t.Field(i).Name)] = true
+			names = append(names, t.Field(i).Name)
 		}
 	}
-	return m
+	return names
 }
 
 // occurrence is one section header or key, by identity: gcfg compares
@@ -60,7 +61,8 @@ func duplicates(data []byte) []string {
 	}
 
 	var sectionID, header string
-	multi := map[string]bool{}
+	// The section's known keys and, of those, the ones that may repeat.
+	var keys, lists []string
 	lineStart := true
 	for {
 		pos, tok, lit := s.Scan()
@@ -85,23 +87,24 @@ func duplicates(data []byte) []string {
 				sub, hasSub = unquoteSubsection(lit), true
 			}
 			sectionID = strings.ToLower(name) + "\x00" + sub
-			header = "[" + canonicalSection(name) + "]"
-			multi = nil
-			switch {
-			case strings.EqualFold(name, sectionGlobal):
-				multi = multiGlobal
-			case strings.EqualFold(name, sectionOverride):
-				multi = multiOverride
-			}
+			name = canonical(name, []string{sectionGlobal, sectionOverride})
+			header = "[" + name + "]"
 			if hasSub {
-				header = fmt.Sprintf("[%s %q]", canonicalSection(name), sub)
+				header = fmt.Sprintf("[%s %q]", name, sub)
+			}
+			keys, lists = nil, nil
+			switch name {
+			case sectionGlobal:
+				keys, lists = globalKeys, globalListKeys
+			case sectionOverride:
+				keys, lists = overrideKeys, overrideListKeys
 			}
 			note(sectionID, header, "", line)
 			// The scanner is now past the subsection (or at the right
 			// bracket); the rest of the header line carries nothing.
 		case tok == token.IDENT && lineStart && header != "":
-			if !multi[strings.ToLower(lit)] {
-				note(sectionID+"\x00"+strings.ToLower(lit), header, canonicalKey(header, lit), file.Line(pos))
+			if key := canonical(lit, keys); !slices.Contains(lists, key) {
+				note(sectionID+"\x00"+strings.ToLower(lit), header, key, file.Line(pos))
 			}
 		}
 		lineStart = false
@@ -120,7 +123,7 @@ func describeDuplicates(order []*occurrence) []string {
 		fix := "merge them into one section"
 		if o.key != "" {
 			what = o.header + " " + o.key + " set"
-			fix = "keep the one you mean; only list keys (" + strings.Join(listKeys(), ", ") + ") may repeat"
+			fix = "keep the one you mean; only list keys (" + strings.Join(slices.Concat(globalListKeys, overrideListKeys), ", ") + ") may repeat"
 		}
 		problems = append(problems, fmt.Sprintf("%s %s, %s; %s", what, times(len(o.lines)), lineList(o.lines), fix))
 	}
@@ -143,42 +146,13 @@ func lineList(lines []int) string {
 	return "lines " + strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
-// listKeys are the repeatable keys' names, for the hint.
-func listKeys() []string {
-	var keys []string
-	for _, t := range []reflect.Type{reflect.TypeOf(Global{}), reflect.TypeOf(ServiceOverride{})} {
-		for i := range t.NumField() {
-			if t.Field(i).Type.Kind() == reflect.Slice {
-				keys = append(keys, t.Field(i).Name)
-			}
-		}
-	}
-	return keys
-}
-
-// canonicalSection spells a known section name as the docs do.
-func canonicalSection(name string) string {
-	for _, known := range []string{sectionGlobal, sectionOverride} {
-		if strings.EqualFold(name, known) {
-			return known
-		}
+// canonical spells name as the known name it matches case-insensitively
+// (gcfg matches section and key names so: "zone" is Zone), else as written.
+func canonical(name string, known []string) string {
+	if i := slices.IndexFunc(known, func(k string) bool { return strings.EqualFold(k, name) }); i >= 0 {
+		return known[i]
 	}
 	return name
-}
-
-// canonicalKey spells a known key as the docs do (gcfg matches keys
-// case-insensitively, so "zone" is Zone).
-func canonicalKey(header, key string) string {
-	keys := globalKeys
-	if strings.HasPrefix(header, "["+sectionOverride) {
-		keys = overrideKeys
-	}
-	for _, k := range keys {
-		if strings.EqualFold(k, key) {
-			return k
-		}
-	}
-	return key
 }
 
 // unquoteSubsection undoes gcfg's subsection quoting ("a \"b\"" is a "b");
