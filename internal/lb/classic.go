@@ -53,12 +53,6 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *corev1.Service, cfg
 		r.keepScheme(svc, cfg, aws.ToString(desc.Scheme))
 	}
 
-	// The group node groups let in before this sync: when it changes, the
-	// rules letting the old one in are revoked once the new one is in.
-	var before string
-	if !created && len(desc.SecurityGroups) > 0 {
-		before = desc.SecurityGroups[0]
-	}
 	// One describe serves the load balancer's groups and the targets'.
 	ids := slices.Clone(desc.SecurityGroups)
 	for _, t := range targets {
@@ -84,8 +78,10 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *corev1.Service, cfg
 		}
 	}
 	if !created {
-		if len(groupIDs) > 0 && before != "" && before != groupIDs[0] {
-			// Remembered before the switch: a later sync no longer sees it.
+		if len(groupIDs) > 0 && len(desc.SecurityGroups) > 0 && desc.SecurityGroups[0] != groupIDs[0] {
+			// Node groups let the old first group in: the rules go once the
+			// new one is in, remembered now as a later sync no longer sees it.
+			before := desc.SecurityGroups[0]
 			g := known[before]
 			r.markRevoke(cfg.Name, before, g != nil && g.name == managedGroupName(cfg.Name))
 		}
