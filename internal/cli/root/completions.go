@@ -12,10 +12,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/gather"
 )
 
 // completer returns the values of a flag for the command being completed.
@@ -99,16 +96,12 @@ func modeCompletions(cmd *cobra.Command) []string {
 	return modes
 }
 
-// allChecks are every preflight check of every mode, as the reference
-// docs list them (hack/gen-docs); building them reads nothing.
+// allChecks are every preflight check, as the reference docs list them
+// (gather.ReferenceChecks): the modes change severities, not the set of
+// checks. Building them reads nothing.
 func allChecks() []preflight.Check {
-	var checks []preflight.Check
-	for _, m := range preflight.Modes {
-		checks = append(checks, nodechecks.Checks(nodechecks.Input{Node: &nodefiles.Node{}, Mode: m})...)
-		checks = append(checks, clusterchecks.Checks(clusterchecks.Input{Mode: m})...)
-		checks = append(checks, awschecks.Checks(awschecks.Input{Mode: m})...)
-	}
-	return checks
+	node, cluster, aws := gather.ReferenceChecks()
+	return slices.Concat(node, cluster, aws)
 }
 
 func checkCategories() []string {
