@@ -374,17 +374,13 @@ func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service) err
 	if foreign != nil {
 		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "%v; it is not deleted", foreign)
 	}
-	if managed != nil && !r.Options.DisableSecurityGroupIngress {
-		spec := r.classicNodeRules(name, []string{managed.id}, managed.id)
-		spec.want = nil
-		r.forgetNodeGroups(name)
-		if err := r.syncNodeRules(ctx, svc, spec, nil, nil); err != nil {
-			return err
-		}
+	// Node rules go first: every one referencing the managed group, and
+	// the rule letting in a group the Service brought, unless another load
+	// balancer lets the same group in.
+	if managed != nil {
+		r.markRevoke(name, managed.id, true)
 	}
 	if desc != nil && len(desc.SecurityGroups) > 0 && (managed == nil || desc.SecurityGroups[0] != managed.id) {
-		// A group the Service brought: its rule in node groups goes too,
-		// unless another load balancer lets the same group in.
 		r.markRevoke(name, desc.SecurityGroups[0], false)
 	}
 	if err := r.revokePending(ctx, svc, name, "", nil); err != nil {
