@@ -27,8 +27,10 @@ import (
 // names derived from the current spec, which may have changed since.
 
 // pendingCleanup is the cleanup one load balancer still owes. It lives in
-// memory only: after a restart, deletion of the Service still finds every
-// leftover, as deletion always searches for them.
+// memory only. After a restart, deletion of the Service still finds the
+// target groups (by tag) and the managed group's rules (they reference
+// it); a rule letting in a group the Service brought and no longer uses
+// is not found again: nothing marks it as the load balancer's.
 type pendingCleanup struct {
 	// targetGroups: a target-group delete failed, so the Service's target
 	// groups are searched for by tag (a region-wide listing) until a sweep
