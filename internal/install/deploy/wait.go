@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +17,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
+	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // The binary's defaults of the leader-election flags, for a workload
@@ -115,25 +115,21 @@ func leaderElection(w *unstructured.Unstructured) (bool, apply.LeaseRef, error) 
 			args = append(args, list...)
 		}
 	}
+	flags := nodefiles.ParseFlags(args)
 	elect := true
-	for _, a := range args {
-		name, value, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch name {
-		case "leader-elect":
-			// A bare --leader-elect is true, as pflag reads it.
-			b, err := strconv.ParseBool(value)
-			if !ok {
-				b, err = true, nil
-			}
-			if err != nil {
-				return false, lease, fmt.Errorf("%s: --leader-elect=%s: %w", apply.Ref(w), value, err)
-			}
-			elect = b
-		case "leader-elect-resource-namespace":
-			lease.Namespace = value
-		case "leader-elect-resource-name":
-			lease.Name = value
+	if value, ok := flags.Get("leader-elect"); ok {
+		// A bare --leader-elect is true, as pflag reads it.
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return false, lease, fmt.Errorf("%s: --leader-elect=%s: %w", apply.Ref(w), value, err)
 		}
+		elect = b
+	}
+	if ns, ok := flags.Get("leader-elect-resource-namespace"); ok {
+		lease.Namespace = ns
+	}
+	if name, ok := flags.Get("leader-elect-resource-name"); ok {
+		lease.Name = name
 	}
 	return elect, lease, nil
 }

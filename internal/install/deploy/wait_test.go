@@ -61,6 +61,15 @@ func TestLeaderElection(t *testing.T) {
 	if _, _, err := leaderElection(bad); err == nil || !strings.Contains(err.Error(), "--leader-elect=maybe") {
 		t.Errorf("bad --leader-elect: %v", err)
 	}
+	// As the binary's flag set reads them: a bare bool, a value in the next
+	// argument, the last occurrence wins.
+	containers[0].(map[string]any)["args"] = []any{"--leader-elect=false", "--leader-elect", "--leader-elect-resource-namespace", "ns2", "--leader-elect-resource-name=a", "--leader-elect-resource-name=b"}
+	if err := unstructured.SetNestedSlice(bad.Object, containers, "spec", "template", "spec", "containers"); err != nil {
+		t.Fatal(err)
+	}
+	if elect, lease, err := leaderElection(bad); err != nil || !elect || lease != (apply.LeaseRef{Namespace: "ns2", Name: "b"}) {
+		t.Errorf("flag forms: %v, %+v, %v", elect, lease, err)
+	}
 }
 
 // TestWaitRunningNamespaceAndPods: rendered for ccm-system, the wait reads
