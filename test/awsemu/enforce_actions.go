@@ -3,8 +3,8 @@ package awsemu
 import (
 	"maps"
 	"net/url"
-	"strconv"
 	"strings"
+	"time"
 )
 
 // What each emulated action needs authorized, after the Service
@@ -108,29 +108,10 @@ func (s *Server) ec2Resource(id string) (arn string, tags map[string]string) {
 	}
 	s.ec2.mu.RLock()
 	defer s.ec2.mu.RUnlock()
-	switch typ {
-	case "security-group":
-		if x, ok := s.ec2.securityGroups.get(id); ok {
-			tags = x.Tags
-		}
-	case "vpc":
-		if x, ok := s.ec2.vpcs.get(id); ok {
-			tags = x.Tags
-		}
-	case "subnet":
-		if x, ok := s.ec2.subnets.get(id); ok {
-			tags = x.Tags
-		}
-	case "instance":
-		if x, ok := s.ec2.instances.get(id); ok {
-			tags = x.Tags
-		}
-	case "route-table":
-		if x, ok := s.ec2.routeTables.get(id); ok {
-			tags = x.Tags
-		}
+	if t, apiErr := s.ec2.resourceTags(id, time.Now()); apiErr == nil {
+		tags = maps.Clone(*t)
 	}
-	return s.arn("ec2", typ+"/"+id), maps.Clone(tags)
+	return s.arn("ec2", typ+"/"+id), tags
 }
 
 func (s *Server) ec2Authz(action string, form url.Values) []authz {
@@ -192,13 +173,7 @@ func (s *Server) ec2Authz(action string, form url.Values) []authz {
 func (s *Server) classicAuthz(action string, form url.Values) []authz {
 	act := "elasticloadbalancing:" + action
 	lb := func(name string) (string, map[string]string) {
-		s.elb.mu.RLock()
-		defer s.elb.mu.RUnlock()
-		var tags map[string]string
-		if x, ok := s.elb.classic.get(name); ok {
-			tags = maps.Clone(x.Tags)
-		}
-		return s.arn("elasticloadbalancing", "loadbalancer/"+name), tags
+		return s.arn("elasticloadbalancing", "loadbalancer/"+name), s.elbTags(s.elb.classicTagger(), name)
 	}
 	switch {
 	case strings.HasPrefix(action, "Describe"):
@@ -211,7 +186,7 @@ func (s *Server) classicAuthz(action string, form url.Values) []authz {
 		arn := s.arn("elasticloadbalancing", "loadbalancer/"+form.Get("LoadBalancerName"))
 		return createWithTags(act, arn, tags, action)
 	case action == "AddTags" || action == "RemoveTags":
-		req, keys := lbRequestTags(form, action)
+		req, keys := lbRequestTags(s.elb.classicTagger(), form, action)
 		var out []authz
 		for _, name := range memberValues(form, "LoadBalancerNames") {
 			arn, tags := lb(name)
@@ -240,15 +215,11 @@ func lbTagMap(form url.Values) (map[string]string, bool) {
 	return out, false
 }
 
-// lbRequestTags returns AddTags' tags, or RemoveTags' keys.
-func lbRequestTags(form url.Values, action string) (map[string]string, []string) {
+// lbRequestTags returns AddTags' tags, or RemoveTags' keys as the
+// handler (t) reads them.
+func lbRequestTags(t lbTagger, form url.Values, action string) (map[string]string, []string) {
 	if action == "RemoveTags" {
-		var keys []string
-		for _, n := range indexedKeys(form, "Tags.member") {
-			keys = append(keys, form.Get("Tags.member."+strconv.Itoa(n)+".Key"))
-		}
-		keys = append(keys, memberValues(form, "TagKeys")...)
-		return nil, keys
+		return nil, t.keysOf(form)
 	}
 	tags, _ := lbTagMap(form)
 	return tags, nil
@@ -268,27 +239,20 @@ func createWithTags(act, arn string, tags map[string]string, action string) []au
 
 // Elastic Load Balancing V2
 
-// v2Tags returns the tags of an ELBv2 load balancer, listener or target
-// group (nil if there is none).
-func (s *Server) v2Tags(arn string) map[string]string {
+// elbTags returns a copy of the tags of the resource t finds by id (nil
+// if there is none).
+func (s *Server) elbTags(t lbTagger, id string) map[string]string {
 	s.elb.mu.RLock()
 	defer s.elb.mu.RUnlock()
-	switch elbv2Resource(arn) {
-	case "loadbalancer":
-		if x, ok := s.elb.v2.get(arn); ok {
-			return maps.Clone(x.Tags)
-		}
-	case "targetgroup":
-		if x, ok := s.elb.targetGroups.get(arn); ok {
-			return maps.Clone(x.Tags)
-		}
-	case "listener":
-		if x, ok := s.elb.listeners.get(arn); ok {
-			return maps.Clone(x.Tags)
-		}
+	if tags, apiErr := t.find(id); apiErr == nil {
+		return maps.Clone(*tags)
 	}
 	return nil
 }
+
+// v2Tags returns the tags of an ELBv2 load balancer, listener or target
+// group (nil if there is none).
+func (s *Server) v2Tags(arn string) map[string]string { return s.elbTags(s.elb.v2Tagger(), arn) }
 
 func (s *Server) v2Authz(action string, form url.Values) []authz {
 	act := "elasticloadbalancing:" + action
