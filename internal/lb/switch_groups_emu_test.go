@@ -1,6 +1,7 @@
 package lb
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -83,38 +84,48 @@ func TestEmuClassicGroupSwitchShared(t *testing.T) {
 // TestEmuClassicGroupSwitchRevokeFails: revoking the old group's node rule
 // fails. Ensure returns the error; the next sync, which no longer sees the
 // switch on the load balancer, still revokes it, and until then Delete
-// would too.
+// would too. From the Service's own group to the managed one, only the
+// remembered revocation can find the old rule (nothing else references
+// that group).
 func TestEmuClassicGroupSwitchRevokeFails(t *testing.T) {
 	t.Parallel()
-	for _, then := range []string{"sync", "delete"} {
-		t.Run(then, func(t *testing.T) {
-			t.Parallel()
-			e := newEmu(t, emuOptions{byoGroups: true})
-			svc := emuService("sg-switch-fail", nil)
-			nodes := e.nodes(emuA, emuB)
-			e.ensure(svc, nodes)
-			managed := e.managedGroup(lbName(svc)).ID
+	byo := map[string]string{annPrefix + "security-groups": emuBYO}
+	for _, toOwn := range []bool{true, false} {
+		for _, then := range []string{"sync", "delete"} {
+			t.Run(fmt.Sprintf("toOwn=%t/%s", toOwn, then), func(t *testing.T) {
+				t.Parallel()
+				e := newEmu(t, emuOptions{byoGroups: true})
+				from, to := emuService("sg-switch-fail", nil), emuService("sg-switch-fail", byo)
+				if !toOwn {
+					from, to = to, from
+				}
+				nodes := e.nodes(emuA, emuB)
+				e.ensure(from, nodes)
+				oldFirst := e.classic(lbName(from)).SecurityGroups[0]
 
-			own := withAnn(svc, map[string]string{annPrefix + "security-groups": emuBYO})
-			id := e.srv.InjectFault(awsemu.Fault{Service: "ec2", Action: "RevokeSecurityGroupIngress", HTTPStatus: http.StatusInternalServerError})
-			if _, err := e.r.Ensure(e.ctx(), own, nodes); err == nil || !strings.Contains(err.Error(), "RevokeSecurityGroupIngress") {
-				t.Fatalf("Ensure = %v, want the error of RevokeSecurityGroupIngress", err)
-			}
-			wantEq(t, "load balancer's groups", e.classic(lbName(svc)).SecurityGroups, []string{emuBYO})
-			wantEq(t, "node rules while revoking fails", e.nodeRules(), sortedIDs([]string{"-1 0-0 " + emuBYO, "-1 0-0 " + managed}))
-			e.srv.ClearFault(id)
-			if then == "delete" {
-				e.delete(own)
+				id := e.srv.InjectFault(awsemu.Fault{Service: "ec2", Action: "RevokeSecurityGroupIngress", HTTPStatus: http.StatusInternalServerError})
+				if _, err := e.r.Ensure(e.ctx(), to, nodes); err == nil || !strings.Contains(err.Error(), "RevokeSecurityGroupIngress") {
+					t.Fatalf("Ensure = %v, want the error of RevokeSecurityGroupIngress", err)
+				}
+				newFirst := e.classic(lbName(to)).SecurityGroups[0]
+				if newFirst == oldFirst {
+					t.Fatalf("the load balancer still has %s first", oldFirst)
+				}
+				wantEq(t, "node rules while revoking fails", e.nodeRules(), sortedIDs([]string{"-1 0-0 " + oldFirst, "-1 0-0 " + newFirst}))
+				e.srv.ClearFault(id)
+				if then == "delete" {
+					e.delete(to)
+					e.wantNothingLeft()
+					return
+				}
+				e.ensure(to, nodes)
+				wantEq(t, "node rules after the retry", e.nodeRules(), []string{"-1 0-0 " + newFirst})
+				e.reset()
+				e.ensure(to, nodes)
+				e.wantMutations("re-sync", map[string]int{})
+				e.delete(to)
 				e.wantNothingLeft()
-				return
-			}
-			e.ensure(own, nodes)
-			wantEq(t, "node rules after the retry", e.nodeRules(), []string{"-1 0-0 " + emuBYO})
-			e.reset()
-			e.ensure(own, nodes)
-			e.wantMutations("re-sync", map[string]int{})
-			e.delete(own)
-			e.wantNothingLeft()
-		})
+			})
+		}
 	}
 }
