@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/spf13/pflag"
@@ -148,19 +147,25 @@ func (f *fleet) passesOver(t *testing.T, d time.Duration) map[string]int {
 	return gone
 }
 
+// wantMetrics checks the breaker's metric values; their names and help
+// are checked once, in internal/instances.
 func (f *fleet) wantMetrics(t *testing.T, tripped, withheld int) {
 	t.Helper()
-	want := fmt.Sprintf(`
-# HELP aws_ccm_node_deletion_breaker_tripped [ALPHA] 1 while the CCM withholds the deletion of Nodes whose instances are missing from EC2 because more are missing at once than --aws-max-absent-node-deletions allows (check the cloud config's region and VPC, and the credentials' account); 0 otherwise.
-# TYPE aws_ccm_node_deletion_breaker_tripped gauge
-aws_ccm_node_deletion_breaker_tripped %d
-# HELP aws_ccm_node_deletions_withheld_total [ALPHA] Nodes whose deletion the node deletion breaker withheld, each counted once per trip.
-# TYPE aws_ccm_node_deletions_withheld_total counter
-aws_ccm_node_deletions_withheld_total %d
-`, tripped, withheld)
-	if err := testutil.GatherAndCompare(f.reg, strings.NewReader(want),
-		"aws_ccm_node_deletion_breaker_tripped", "aws_ccm_node_deletions_withheld_total"); err != nil {
+	mfs, err := f.reg.Gather()
+	if err != nil {
 		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if m := mf.GetMetric(); len(m) == 1 {
+			got[mf.GetName()] = m[0].GetGauge().GetValue() + m[0].GetCounter().GetValue()
+		}
+	}
+	want := map[string]float64{"aws_ccm_node_deletion_breaker_tripped": float64(tripped), "aws_ccm_node_deletions_withheld_total": float64(withheld)}
+	for name, v := range want {
+		if g, ok := got[name]; !ok || g != v {
+			t.Fatalf("%s = %v (registered: %t), want %v", name, g, ok, v)
+		}
 	}
 }
 
