@@ -136,17 +136,16 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 	if err := preflight.Write(streams.Out, report, format, isTerminal(streams.Out)); err != nil {
 		return err
 	}
-	for _, f := range report.Findings {
-		if f.ID == clusterchecks.IDClusterReachable && f.Status == preflight.StatusFail {
-			return &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf("cannot reach the cluster: %s", f.Message)}
-		}
-	}
-	// A check that failed because AWS did not answer proves nothing about
-	// the cluster: "cannot reach" (3), not "checks failed" (1), as
+	// A check that failed because the cluster or AWS did not answer proves
+	// nothing: "cannot reach" (3), not "checks failed" (1), as
 	// docs/reference/exit-codes.md promises, whatever the check's severity,
 	// unless the operator ignored that check. The report is written first.
 	for _, f := range report.Findings {
-		if f.Unreachable && !f.Ignored {
+		switch {
+		case !f.Unreachable || f.Ignored:
+		case f.ID == clusterchecks.IDClusterReachable:
+			return &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf("cannot reach the cluster: %s", f.Message)}
+		default:
 			return &exitcode.Error{Code: exitcode.Unreachable, Err: fmt.Errorf("cannot reach AWS: %s: %s", f.ID, f.Message)}
 		}
 	}

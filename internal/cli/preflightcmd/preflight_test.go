@@ -100,9 +100,18 @@ func TestClusterUnreachableExitsThree(t *testing.T) {
 	kube := genericclioptions.NewConfigFlags(false)
 	server, kubeconfig := "https://127.0.0.1:1", os.DevNull
 	kube.APIServer, kube.KubeConfig = &server, &kubeconfig
-	err := Run(t.Context(), Options{Mode: "pre-install", FailOn: "error", Kube: kube}, preflight.FormatText, Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
-	if code := exitcode.Of(err); code != exitcode.Unreachable {
-		t.Fatalf("exit code %d (%v), want %d", code, err, exitcode.Unreachable)
+	var out bytes.Buffer
+	err := Run(t.Context(), Options{Mode: "pre-install", FailOn: "error", Kube: kube, AWS: false}, preflight.FormatJSON, Streams{Out: &out, Err: &bytes.Buffer{}})
+	if code := exitcode.Of(err); code != exitcode.Unreachable || !strings.Contains(err.Error(), "cannot reach the cluster") {
+		t.Fatalf("exit code %d (%v), want %d naming the cluster", code, err, exitcode.Unreachable)
+	}
+	// The JSON report marks the failure unreachable, as for AWS.
+	var r preflight.Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Findings) == 0 || r.Findings[0].ID != "cluster-reachable" || !r.Findings[0].Unreachable {
+		t.Fatalf("first finding %+v, want cluster-reachable marked unreachable", r.Findings)
 	}
 }
 

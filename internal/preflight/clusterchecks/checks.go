@@ -127,8 +127,10 @@ type runner struct {
 func (r *runner) reachable(ctx context.Context) preflight.Result {
 	v, err := r.snap.serverVersion(ctx)
 	if err != nil {
-		return preflight.Fail("check the kubeconfig, context and network (`kubectl version` must answer), then run preflight again",
+		res := preflight.Fail("check the kubeconfig, context and network (`kubectl version` must answer), then run preflight again",
 			"the API server did not answer: %v", err)
+		res.Unreachable = true
+		return res
 	}
 	return preflight.Pass("API server %s (%s)", v.GitVersion, v.Platform)
 }
