@@ -325,6 +325,31 @@ func (e *emu) exists(svc *corev1.Service) bool {
 	return ok
 }
 
+// wantDeleteRetried runs Delete twice while fault id is injected: each
+// must fail with want in its error, after, if set, checks what is left,
+// and Get must keep reporting the load balancer. Then it clears the fault
+// and wants one Delete to leave nothing and Get to report nothing.
+func (e *emu) wantDeleteRetried(svc *corev1.Service, id int, want string, after func(i int)) {
+	e.t.Helper()
+	for i := 1; i <= 2; i++ {
+		if err := e.r.Delete(e.ctx(), svc); err == nil || !strings.Contains(err.Error(), want) {
+			e.t.Fatalf("Delete %d = %v, want an error with %s", i, err, want)
+		}
+		if after != nil {
+			after(i)
+		}
+		if !e.exists(svc) {
+			e.t.Fatalf("Delete %d: Get reports nothing, with %+v left", i, e.srv.Inventory())
+		}
+	}
+	e.srv.ClearFault(id)
+	e.delete(svc)
+	e.wantNothingLeft()
+	if e.exists(svc) {
+		e.t.Error("Get reports the load balancer after Delete")
+	}
+}
+
 // reset forgets the calls and events so far.
 func (e *emu) reset() {
 	e.srv.ResetCalls()

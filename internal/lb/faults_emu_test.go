@@ -453,21 +453,7 @@ func TestEmuDeleteFaults(t *testing.T) {
 			}
 			svc := emuService("undeletable", ann)
 			e.ensure(svc, e.nodes(emuA, emuB))
-			id := e.srv.InjectFault(tc.fault)
-			for i := 0; i < 2; i++ {
-				if err := e.r.Delete(e.ctx(), svc); err == nil || !strings.Contains(err.Error(), tc.fault.Action) {
-					t.Fatalf("Delete = %v, want the error of %s", err, tc.fault.Action)
-				}
-				if !e.exists(svc) {
-					t.Fatalf("Get reports nothing after the failed Delete, with %+v left", e.srv.Inventory())
-				}
-			}
-			e.srv.ClearFault(id)
-			e.delete(svc)
-			e.wantNothingLeft()
-			if e.exists(svc) {
-				t.Errorf("Get reports the load balancer after Delete")
-			}
+			e.wantDeleteRetried(svc, e.srv.InjectFault(tc.fault), tc.fault.Action, nil)
 		})
 	}
 }

@@ -126,23 +126,11 @@ func TestEmuNLBLeftoverTargetGroupAtDeletion(t *testing.T) {
 				if restart {
 					e.r, e.rec, e.viewClock = newEmuReconciler(t, e.srv, Options{})
 				}
-				for i := 1; i <= 2; i++ {
-					if err := e.r.Delete(e.ctx(), svc); err == nil || !strings.Contains(err.Error(), "ResourceInUse") {
-						t.Fatalf("Delete %d = %v, want ResourceInUse", i, err)
-					}
+				e.wantDeleteRetried(svc, id, "ResourceInUse", func(i int) {
 					if n := len(e.srv.TargetGroups()); n != 2 {
 						t.Fatalf("Delete %d: %d target groups, want both still there", i, n)
 					}
-					if !e.exists(svc) {
-						t.Fatalf("Delete %d: Get reports nothing while the target groups are left", i)
-					}
-				}
-				e.srv.ClearFault(id)
-				e.delete(svc)
-				e.wantNothingLeft()
-				if e.exists(svc) {
-					t.Error("Get reports the load balancer after Delete")
-				}
+				})
 			})
 		}
 	}

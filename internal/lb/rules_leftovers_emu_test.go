@@ -3,7 +3,6 @@ package lb
 import (
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -103,22 +102,9 @@ func TestEmuRulesOutliveLoadBalancer(t *testing.T) {
 				t.Fatal("Get reports nothing while the load balancer's rules are left")
 			}
 			id := e.srv.InjectFault(awsemu.Fault{Service: "ec2", Action: "RevokeSecurityGroupIngress", HTTPStatus: http.StatusInternalServerError})
-			for i := 1; i <= 2; i++ {
-				if err := e.r.Delete(e.ctx(), svc); err == nil || !strings.Contains(err.Error(), "RevokeSecurityGroupIngress") {
-					t.Fatalf("Delete %d = %v, want the error of RevokeSecurityGroupIngress", i, err)
-				}
-				if !e.exists(svc) {
-					t.Fatalf("Delete %d: Get reports nothing while the rules are left", i)
-				}
-			}
-			e.srv.ClearFault(id)
-			e.delete(svc)
+			e.wantDeleteRetried(svc, id, "RevokeSecurityGroupIngress", nil)
 			if left := e.loneRules(); len(left) != 0 {
 				t.Errorf("rules left in %s: %q", emuLoneSG, left)
-			}
-			e.wantNothingLeft()
-			if e.exists(svc) {
-				t.Error("Get reports the load balancer after Delete")
 			}
 			if slices.ContainsFunc(e.srv.CallLog(), func(c awsemu.Call) bool { return c.Action == "DeleteSecurityGroup" && kind == "nlb" }) {
 				t.Error("an NLB's deletion deleted a security group")
