@@ -297,3 +297,43 @@ func TestMaxAbsentNodeDeletionsFlag(t *testing.T) {
 		t.Fatalf("Validate with -1 = %v, want an error naming the flag", err)
 	}
 }
+
+// TestBreakerCensusAddsNoEC2Calls: the census is answered by the view (the
+// cluster snapshot finds the present instances, the NotReady Nodes' own
+// lookups the missing one), so lifecycle passes over 10 NotReady Nodes of
+// 40 cost the same DescribeInstances calls once a missing instance is past
+// the grace and every pass consults the breaker as before.
+func TestBreakerCensusAddsNoEC2Calls(t *testing.T) {
+	f := newFleet(t, 40)
+	f.pass(t)
+	if err := f.srv.HideInstances(f.ids[17]); err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := f.cloud.InstancesV2()
+	notReady := f.nodes[10:20]
+	// passes runs the lifecycle controller's 5 s passes over notReady for
+	// one grace period; it returns the DescribeInstances calls they made.
+	passes := func() int {
+		before := f.srv.Calls("ec2", "DescribeInstances")
+		for range DefaultAbsenceGracePeriod / (5 * time.Second) {
+			f.clk.SetTime(f.clk.Now().Add(5 * time.Second))
+			for _, n := range notReady {
+				if _, err := inst.InstanceExists(context.Background(), n); err != nil {
+					t.Fatalf("InstanceExists(%s): %v", n.Name, err)
+				}
+			}
+		}
+		return f.srv.Calls("ec2", "DescribeInstances") - before
+	}
+	within := passes()
+	if n := f.events.reasons(ReasonInstanceAbsent)["node-17"]; n != 0 {
+		t.Fatalf("node-17 released within the grace")
+	}
+	past := passes()
+	if f.events.reasons(ReasonInstanceAbsent)["node-17"] == 0 {
+		t.Fatal("node-17 was not released past the grace: the breaker was not consulted")
+	}
+	if within == 0 || past != within {
+		t.Fatalf("DescribeInstances per grace period: %d within it, %d past it with the breaker consulted; want the same", within, past)
+	}
+}
