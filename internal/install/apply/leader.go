@@ -30,7 +30,7 @@ func WaitLeader(ctx context.Context, cs kubernetes.Interface, workload *unstruct
 	if err != nil {
 		return err
 	}
-	return poll(ctx, timeout, "Lease/"+l.Namespace+"/"+l.Name, func(ctx context.Context) (string, bool, error) {
+	return Poll(ctx, PollInterval, timeout, "Lease/"+l.Namespace+"/"+l.Name, func(ctx context.Context) (string, bool, error) {
 		lease, err := cs.CoordinationV1().Leases(l.Namespace).Get(ctx, l.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return "no Lease yet: no cloud-controller-manager has become leader", false, nil
@@ -97,7 +97,7 @@ func WaitPodsReady(ctx context.Context, cs kubernetes.Interface, workload *unstr
 		return err
 	}
 	ns, name := workload.GetNamespace(), workload.GetName()
-	return poll(ctx, timeout, Ref(workload), func(ctx context.Context) (string, bool, error) {
+	return Poll(ctx, PollInterval, timeout, Ref(workload), func(ctx context.Context) (string, bool, error) {
 		var want int32
 		switch workload.GetKind() {
 		case "DaemonSet":

@@ -44,7 +44,7 @@ func WaitRollout(ctx context.Context, cs kubernetes.Interface, objs []*unstructu
 		default:
 			continue
 		}
-		if err := poll(ctx, timeout, Ref(u), check, out); err != nil {
+		if err := Poll(ctx, PollInterval, timeout, Ref(u), check, out); err != nil {
 			return err
 		}
 	}
@@ -76,11 +76,13 @@ func deploymentRolledOut(d *appsv1.Deployment) (string, bool, error) {
 	return state, s.UpdatedReplicas == want && s.AvailableReplicas == want && s.Replicas == want, nil
 }
 
-// poll calls check until it reports done, printing its state when it
-// changes; the error after timeout carries the last state.
-func poll(ctx context.Context, timeout time.Duration, what string, check func(context.Context) (string, bool, error), out io.Writer) error {
+// Poll calls check every interval until it reports done, printing
+// "<what>: <state>" to out (nil: nowhere) when the state changes. The error
+// after timeout carries the last state; a cancelled ctx (Ctrl-C) wraps
+// ctx.Err(), so the caller can say interrupted.
+func Poll(ctx context.Context, interval, timeout time.Duration, what string, check func(context.Context) (string, bool, error), out io.Writer) error {
 	last := ""
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		state, done, err := check(ctx)
 		if err != nil {
 			return false, err

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
@@ -32,6 +31,10 @@ const (
 // addresses the CCM sets.
 var nodeChecks = []string{clusterchecks.IDNodesProviderID, clusterchecks.IDNodesUninitialized, clusterchecks.IDNodesCloudMetadata}
 
+// nodePollInterval is how often the Node wait runs nodeChecks: each run
+// lists every Node.
+const nodePollInterval = 2 * time.Second
+
 // waitForCCM waits for the rollout, then for the CCM's Lease renewed after
 // start, then for the Nodes to be initialised, and ends with preflight's
 // post-install report on progress. A step not done in time, or a failed
@@ -45,23 +48,18 @@ func waitForCCM(ctx context.Context, cs kubernetes.Interface, objs []*unstructur
 		return &WaitError{err}
 	}
 	fmt.Fprintln(progress, "waiting for every Node to be initialised")
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+	err := apply.Poll(ctx, nodePollInterval, timeout, "Nodes", func(ctx context.Context) (string, bool, error) {
 		rep, err := postInstall(ctx, cs, nodeChecks)
 		if err != nil {
-			return false, err
+			return "", false, err
 		}
-		if msg := failures(rep); msg != last && msg != "" {
-			fmt.Fprintln(progress, msg)
-			last = msg
+		if rep.Success {
+			return "initialised", true, nil
 		}
-		return rep.Success, nil
-	})
-	if err != nil && ctx.Err() != nil {
-		return &WaitError{fmt.Errorf("Nodes: %w", ctx.Err())}
-	}
+		return failures(rep), false, nil
+	}, progress)
 	if err != nil {
-		return &WaitError{fmt.Errorf("Nodes not initialised after %s: %s", timeout, last)}
+		return &WaitError{err}
 	}
 	rep, err := postInstall(ctx, cs, nil)
 	if err != nil {
