@@ -5,13 +5,17 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
 
 // nodeRoot is the file layout of a kubeadm worker whose kubelet runs with
@@ -63,29 +67,24 @@ func (d *demo) keepRunning(ctx context.Context) error {
 }
 
 // writeEnv writes a shell file that points kubeconfig users and AWS SDK
-// users at the kept control plane and emulator. IMDS is left enabled and
-// served by the emulator, which answers as the fixture's imdsInstanceId:
-// node-mode preflight finds its region and instance the way it does on EC2.
+// users at the kept control plane and emulator: awsemu's environment for
+// SDKs on an EC2 instance, so IMDS is served by the emulator, which answers
+// as the fixture's imdsInstanceId, and node-mode preflight finds its region
+// and instance the way it does on EC2. Variables that environment clears
+// (a profile, a session token of real credentials) are unset.
 func (d *demo) writeEnv() error {
-	vars := [][2]string{
-		{"KUBECONFIG", d.cp.KubeconfigPath},
-		{"AWS_ENDPOINT_URL", d.emuURL},
-		{"AWS_EC2_METADATA_SERVICE_ENDPOINT", d.emuURL},
-		{"AWS_EC2_METADATA_DISABLED", "false"},
-		{"AWS_ACCESS_KEY_ID", "AKIDDEMO"},
-		{"AWS_SECRET_ACCESS_KEY", "demo-secret"},
-		{"AWS_REGION", d.fixture.Region},
-		{"AWS_CONFIG_FILE", os.DevNull},
-		{"AWS_SHARED_CREDENTIALS_FILE", os.DevNull},
-	}
+	env := awsemu.IMDSEnvFor(d.emuURL)
+	env["AWS_REGION"] = d.fixture.Region
+	env["KUBECONFIG"] = d.cp.KubeconfigPath
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by the demo (hack/demo.sh up): the kept control plane and AWS emulator.\n")
 	fmt.Fprintf(&b, "# Source it: . %s\n", filepath.Join(d.opts.stateDir, envFile))
-	// Settings that would send the SDK elsewhere (a profile, a session
-	// token of real credentials) are cleared.
-	b.WriteString("unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ROLE_ARN AWS_WEB_IDENTITY_TOKEN_FILE\n")
-	for _, kv := range vars {
-		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		if env[name] == "" {
+			fmt.Fprintf(&b, "unset %s\n", name)
+		} else {
+			fmt.Fprintf(&b, "export %s=%s\n", name, shellQuote(env[name]))
+		}
 	}
 	path := filepath.Join(d.opts.stateDir, envFile)
 	tmp := path + ".tmp"

@@ -306,14 +306,7 @@ func (d *demo) startCCM() error {
 			env = append(env, kv)
 		}
 	}
-	env = append(env,
-		"AWS_ENDPOINT_URL="+d.emuURL,
-		"AWS_ACCESS_KEY_ID=AKIDDEMO",
-		"AWS_SECRET_ACCESS_KEY=demo-secret",
-		"AWS_EC2_METADATA_DISABLED=true",
-		"AWS_CONFIG_FILE="+os.DevNull,
-		"AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
-	)
+	env = append(env, awsemu.EnvFor(d.emuURL).List()...)
 	d.awsEnv = env
 	d.ccmStart = time.Now()
 	d.ccm, err = startProc("aws-cloud-controller-manager", filepath.Join(d.opts.binDir, "aws-cloud-controller-manager"),

@@ -113,10 +113,14 @@ type Env map[string]string
 // static dummy credentials, IMDS disabled, and nothing of the caller's AWS
 // configuration (no config files, profile, session, role or container
 // credentials).
-func (e *Emulator) Env() Env {
+func (e *Emulator) Env() Env { return EnvFor(e.URL) }
+
+// EnvFor is Emulator.Env for an emulator served at url by another process
+// (the aws-emulator binary the demo runs).
+func EnvFor(url string) Env {
 	return Env{
-		"AWS_ENDPOINT_URL":                       e.URL,
-		"AWS_ACCESS_KEY_ID":                      "AKIDAWSEMULATOR",
+		"AWS_ENDPOINT_URL":                       url,
+		"AWS_ACCESS_KEY_ID":                      DefaultAccessKeyID,
 		"AWS_SECRET_ACCESS_KEY":                  "awsemu-secret",
 		"AWS_SESSION_TOKEN":                      "",
 		"AWS_EC2_METADATA_DISABLED":              "true",
@@ -132,10 +136,14 @@ func (e *Emulator) Env() Env {
 
 // IMDSEnv is Env as on an EC2 instance: IMDS is enabled and served by the
 // emulator too.
-func (e *Emulator) IMDSEnv() Env {
-	env := e.Env()
+func (e *Emulator) IMDSEnv() Env { return IMDSEnvFor(e.URL) }
+
+// IMDSEnvFor is Emulator.IMDSEnv for an emulator served at url by another
+// process.
+func IMDSEnvFor(url string) Env {
+	env := EnvFor(url)
 	env["AWS_EC2_METADATA_DISABLED"] = "false"
-	env["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = e.URL
+	env["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = url
 	return env
 }
 
