@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/awsccmctl/awsccmctl/internal/mdfence"
 )
 
 // TestDocsExamplesLoad loads every ```ini block of docs/cloud-config.md, so
@@ -16,47 +18,17 @@ func TestDocsExamplesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := iniBlocks(string(data))
+	blocks := mdfence.Blocks(string(data), "ini")
 	if len(blocks) < 3 {
 		t.Fatalf("%s has %d ```ini examples, want at least 3", path, len(blocks))
 	}
 	for _, b := range blocks {
-		t.Run(b.name, func(t *testing.T) {
-			if _, err := load([]byte(b.text)); err != nil {
-				t.Errorf("example at %s:%d does not load: %v\n%s", path, b.line, err, b.text)
+		t.Run("line-"+strconv.Itoa(b.Line), func(t *testing.T) {
+			if _, err := load([]byte(b.Text)); err != nil {
+				t.Errorf("example at %s:%d does not load: %v\n%s", path, b.Line, err, b.Text)
 			}
 		})
 	}
-}
-
-type iniBlock struct {
-	name, text string
-	line       int
-}
-
-// iniBlocks returns the contents of the fenced blocks opened with ```ini.
-func iniBlocks(doc string) []iniBlock {
-	var (
-		blocks []iniBlock
-		cur    *iniBlock
-		body   strings.Builder
-	)
-	for i, line := range strings.Split(doc, "\n") {
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case cur == nil && trimmed == "```ini":
-			cur = &iniBlock{line: i + 2}
-			cur.name = "line-" + strconv.Itoa(cur.line)
-			body.Reset()
-		case cur != nil && trimmed == "```":
-			cur.text = body.String()
-			blocks = append(blocks, *cur)
-			cur = nil
-		case cur != nil:
-			body.WriteString(line + "\n")
-		}
-	}
-	return blocks
 }
 
 // TestDocsErrorMessages checks that the messages quoted under "Errors you may

@@ -1,7 +1,6 @@
 package tutorial
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -13,37 +12,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/awsccmctl/awsccmctl/internal/mdfence"
 )
 
 const page = "docs/getting-started.md"
-
-// shellBlocks returns the ```sh blocks of a Markdown page in order.
-func shellBlocks(markdown string) []string {
-	var blocks []string
-	var cur *strings.Builder
-	sc := bufio.NewScanner(strings.NewReader(markdown))
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case cur == nil && strings.TrimSpace(line) == "```sh":
-			cur = &strings.Builder{}
-		case cur != nil && strings.TrimSpace(line) == "```":
-			blocks = append(blocks, cur.String())
-			cur = nil
-		case cur != nil:
-			cur.WriteString(line + "\n")
-		}
-	}
-	return blocks
-}
-
-func TestShellBlocks(t *testing.T) {
-	md := "text\n```sh\na\nb\n```\n```go\nx\n```\n```sh\nc\n```\n"
-	got := shellBlocks(md)
-	if len(got) != 2 || got[0] != "a\nb\n" || got[1] != "c\n" {
-		t.Fatalf("shellBlocks = %q", got)
-	}
-}
 
 // TestGettingStarted runs every sh block of the page in one bash with -e,
 // so a command that fails where the page does not expect it fails the
@@ -67,7 +40,7 @@ func TestGettingStarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := shellBlocks(string(md))
+	blocks := mdfence.Blocks(string(md), "sh")
 	if len(blocks) < 5 {
 		t.Fatalf("%s has %d sh blocks; the tutorial has at least 5 steps", page, len(blocks))
 	}
@@ -83,9 +56,9 @@ func TestGettingStarted(t *testing.T) {
 	// Each block is echoed first, so a failure shows which command failed.
 	var script strings.Builder
 	script.WriteString("set -euo pipefail\n")
-	for i, b := range blocks {
-		fmt.Fprintf(&script, "echo %q >&2\n", fmt.Sprintf("=== block %d", i+1))
-		script.WriteString(b)
+	for _, b := range blocks {
+		fmt.Fprintf(&script, "echo %q >&2\n", fmt.Sprintf("=== %s:%d", page, b.Line))
+		script.WriteString(b.Text)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -98,6 +71,10 @@ func TestGettingStarted(t *testing.T) {
 	// stopped with it if the script fails before its kill.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// A command the page starts in the background keeps bash's output
+	// pipe open after bash has exited (failed); without a delay Run would
+	// wait for it until the timeout instead of failing at once.
+	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
@@ -135,9 +112,11 @@ func TestGettingStarted(t *testing.T) {
 	if err != nil || !bytes.Contains(junit, []byte("<testsuite")) {
 		t.Errorf("step 4's JUnit report: %v\n%s", err, junit)
 	}
-	// The reader's CCM worked against the kept cluster: it synced Nodes.
-	if log := tail(filepath.Join(root, "_output/tutorial/ccm.log")); !strings.Contains(log, "node") {
-		t.Errorf("the tutorial CCM's log shows no node work:\n%s", log)
+	// The reader's CCM worked against the kept cluster: the demo's Node
+	// that names no instance still carries the uninitialized taint, and
+	// this CCM, not the demo's, tried to initialise it.
+	if log := tail(filepath.Join(root, "_output/tutorial/ccm.log")); !strings.Contains(log, "Initializing node worker-1.corp.example.com") {
+		t.Errorf("the tutorial CCM's log shows no attempt at the demo's uninitialized Node:\n%s", log)
 	}
 	// Stopped means stopped: the kept demo's PID file is gone.
 	if _, err := os.Stat(filepath.Join(root, "_output/demo/demo.pid")); !os.IsNotExist(err) {
