@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -127,8 +124,7 @@ exactly; a second install in another namespace is refused (exit 8).`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := interruptible(cmd)
-			defer stop()
+			ctx := cmd.Context()
 			r, err := deploy.Apply(ctx, clients, objs, deploy.ApplyOptions{
 				DryRun: o.DryRun, Force: o.Force, Diff: o.Diff, Out: streams.Out, Wait: o.Wait, Timeout: o.Timeout,
 				Progress: streams.Err, Applied: func(r deploy.Report) error { return writeReport(streams, r) },
@@ -178,16 +174,6 @@ func diffExit(dryRun string, r deploy.Report) error {
 		return nil
 	}
 	return &exitcode.Error{Code: exitcode.Failed, Err: errors.New("the live objects differ from what install apply would make of them (--diff with --dry-run exits 1, as kubectl diff does)")}
-}
-
-// interruptible returns the command's context, cancelled on SIGINT or
-// SIGTERM so that a wait stops at once and says it was interrupted.
-func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }
 
 // applyError gives deploy.Apply's and Uninstall's errors their exit codes:

@@ -31,8 +31,7 @@ doing it.`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := interruptible(cmd)
-			defer stop()
+			ctx := cmd.Context()
 			r, err := deploy.Uninstall(ctx, clients, objs, o.DryRun, streams.Err)
 			if err != nil {
 				return applyError(ctx, err)

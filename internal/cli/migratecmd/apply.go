@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -43,11 +42,11 @@ func newApplyCommand(streams Streams, resume bool) *cobra.Command {
 		cmd.Flags().BoolVar(&o.Takeover, "takeover", false, "take the migration over from a run that still holds it (only when that run is gone)")
 	}
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		r, ctx, stop, err := o.runner(cmd, kube, streams, use)
+		r, err := o.runner(kube, streams, use)
 		if err != nil {
 			return err
 		}
-		defer stop()
+		ctx := cmd.Context()
 		if resume {
 			if _, err := r.Store.Load(ctx); err != nil {
 				return runError(ctx, fmt.Errorf("resume: %w; start with `migrate-from-intree apply`", err))
@@ -73,11 +72,11 @@ func newRollbackCommand(streams Streams) *cobra.Command {
 	cmd.Flags().StringVar(&o.To, "to", "", "undo the steps after this one (default: every step)")
 	cmd.Flags().BoolVar(&o.Takeover, "takeover", false, "take the migration over from a run that still holds it")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		r, ctx, stop, err := o.runner(cmd, kube, streams, "rollback")
+		r, err := o.runner(kube, streams, "rollback")
 		if err != nil {
 			return err
 		}
-		defer stop()
+		ctx := cmd.Context()
 		r.Takeover = o.Takeover || deadLocalHolder(ctx, r)
 		return runError(ctx, r.Rollback(ctx, o.To))
 	}
@@ -92,24 +91,24 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.Poll, "poll-interval", o.Poll, "how often the gates look")
 }
 
-// runner builds the Runner; the returned context ends on SIGINT/SIGTERM.
-func (o *runOptions) runner(cmd *cobra.Command, kube *clusterFlags, streams Streams, command string) (*migrate.Runner, context.Context, func(), error) {
+// runner builds the Runner. The command's context ends on SIGINT/SIGTERM
+// (cmd/awsccmctl), which stops the run at once.
+func (o *runOptions) runner(kube *clusterFlags, streams Streams, command string) (*migrate.Runner, error) {
 	p, err := readPlan(o.Plan)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	if !o.Approve && (streams.IsTerminal == nil || !streams.IsTerminal()) {
-		return nil, nil, nil, exitcode.UsageError(errors.New("without --approve every step that changes something is asked for on a terminal, and there is none: pass --approve"))
+		return nil, exitcode.UsageError(errors.New("without --approve every step that changes something is asked for on a terminal, and there is none: pass --approve"))
 	}
 	cfg, client, err := kube.clients()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	applier, err := newApplier(cfg)
 	if err != nil {
-		return nil, nil, nil, exitcode.UsageError(err)
+		return nil, exitcode.UsageError(err)
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	r := &migrate.Runner{
 		Client: client, Applier: applier, Plan: p, Out: streams.Err, Poll: o.Poll,
 		Store:  &migrate.Store{Client: client, LocalPath: journalPath(o.Plan, o.JournalFile)},
@@ -138,7 +137,7 @@ func (o *runOptions) runner(cmd *cobra.Command, kube *clusterFlags, streams Stre
 			return a == "y" || a == "yes", nil
 		}
 	}
-	return r, ctx, stop, nil
+	return r, nil
 }
 
 // deadLocalHolder reports whether the journal's holder was a process on
