@@ -19,8 +19,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cmd := root.NewCommand(root.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	err := cmd.ExecuteContext(ctx)
+	// Read before stop(), which cancels ctx too.
+	interrupted := ctx.Err() != nil
 	stop()
-	if err != nil && ctx.Err() != nil && exitcode.Of(err) != exitcode.Interrupted {
+	if err != nil && interrupted && exitcode.Of(err) != exitcode.Interrupted {
 		// Any command stopped by the signal exits as the shell would
 		// have without the handler: 130, not as the error its cancelled
 		// calls returned.

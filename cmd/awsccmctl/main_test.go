@@ -20,10 +20,7 @@ import (
 // command it is (here preflight, waiting on an API server that accepts
 // connections and never answers).
 func TestInterruptExits130(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "awsccmctl")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := build(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -80,4 +77,26 @@ current-context: c
 	if !errors.As(err, &exit) || exit.ExitCode() != exitcode.Interrupted || !strings.Contains(stderr.String(), "awsccmctl: interrupted") {
 		t.Fatalf("after SIGINT: %v, want exit %d and \"interrupted\"\n%s", err, exitcode.Interrupted, stderr.String())
 	}
+}
+
+// TestErrorsKeepTheirExitCode: without a signal, a failing command exits
+// with its own code, not 130 (the handler's context is cancelled on the
+// way out too, which must not read as an interrupt).
+func TestErrorsKeepTheirExitCode(t *testing.T) {
+	bin := build(t)
+	var exit *exec.ExitError
+	out, err := exec.Command(bin, "preflight", "--root", t.TempDir()).CombinedOutput()
+	if !errors.As(err, &exit) || exit.ExitCode() != exitcode.Usage || strings.Contains(string(out), "interrupted") {
+		t.Fatalf("preflight --root without --node: %v, want exit %d\n%s", err, exitcode.Usage, out)
+	}
+}
+
+// build builds this binary into a temporary folder.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "awsccmctl")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
