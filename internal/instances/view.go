@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/coalesce"
 )
 
 // EC2 lists the EC2 operations the view calls (the access style of
@@ -71,6 +72,10 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Metrics records hit rates and batch sizes; nil records nothing.
 	Metrics *Metrics
+	// TagKeys are the tag keys each Instance keeps (Instance.Tags), e.g.
+	// the tagging controller's; the others are dropped to keep the view
+	// small. Empty keeps none.
+	TagKeys []string
 }
 
 // Observation is what the view knows of one instance.
@@ -98,8 +103,8 @@ type View struct {
 	opts Options
 
 	snapshotMu sync.Mutex // serialises snapshot refreshes
-	ids        *group
-	names      *group
+	ids        *coalesce.Group[struct{}]
+	names      *coalesce.Group[struct{}]
 
 	mu         sync.Mutex
 	byID       map[string]*entry
@@ -126,9 +131,15 @@ func New(api EC2, opts Options) *View {
 		nameToID: map[string]string{},
 		nameMiss: map[string]time.Time{},
 	}
-	v.ids = &group{window: opts.BatchWindow, timeout: batchTimeout, run: v.lookupIDs}
-	v.names = &group{window: opts.BatchWindow, timeout: batchTimeout, run: v.lookupNames}
+	v.ids = coalesce.New(opts.BatchWindow, batchTimeout, recorded(v.lookupIDs))
+	v.names = coalesce.New(opts.BatchWindow, batchTimeout, recorded(v.lookupNames))
 	return v
+}
+
+// recorded adapts a lookup that records its answers in the view to a
+// coalesce run, whose waiters then read the view.
+func recorded(lookup func(context.Context, []string) error) func(context.Context, []string) (struct{}, error) {
+	return func(ctx context.Context, keys []string) (struct{}, error) { return struct{}{}, lookup(ctx, keys) }
 }
 
 // ErrNotFound is returned by ByName when no live instance has the name.
@@ -149,7 +160,7 @@ func (v *View) ByID(ctx context.Context, id string) (Observation, error) {
 	if obs, ok := v.freshByID(id); ok {
 		return obs, nil
 	}
-	if err := v.ids.do(ctx, id); err != nil {
+	if _, err := v.ids.Do(ctx, id); err != nil {
 		return Observation{}, fmt.Errorf("describe instance %s: %w", id, err)
 	}
 	if obs, ok := v.freshByID(id); ok {
@@ -214,7 +225,7 @@ func (v *View) ObserveIDs(ctx context.Context, ids []string) (map[string]Observa
 	if len(missing) == 0 {
 		return out, nil
 	}
-	if err := v.ids.do(ctx, missing...); err != nil {
+	if _, err := v.ids.Do(ctx, missing...); err != nil {
 		return nil, fmt.Errorf("describe %d instances: %w", len(missing), err)
 	}
 	for _, id := range missing {
@@ -241,7 +252,7 @@ func (v *View) ByName(ctx context.Context, name string) (*Instance, error) {
 	if inst, ok, err := v.freshByName(name); ok {
 		return inst, err
 	}
-	if err := v.names.do(ctx, name); err != nil {
+	if _, err := v.names.Do(ctx, name); err != nil {
 		return nil, fmt.Errorf("find instance by private DNS name %s: %w", name, err)
 	}
 	if inst, ok, err := v.freshByName(name); ok {
@@ -306,7 +317,7 @@ func (v *View) refreshSnapshotIfStale(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("list cluster instances: %w", err)
 		}
-		found = appendInstances(found, page)
+		found = appendInstances(found, page, v.opts.TagKeys)
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -435,15 +446,17 @@ func (v *View) describe(ctx context.Context, filters []ec2types.Filter) ([]*Inst
 		if err != nil {
 			return nil, err
 		}
-		found = appendInstances(found, page)
+		found = appendInstances(found, page, v.opts.TagKeys)
 	}
 	return found, nil
 }
 
-func appendInstances(dst []*Instance, page *ec2.DescribeInstancesOutput) []*Instance {
+func appendInstances(dst []*Instance, page *ec2.DescribeInstancesOutput, tagKeys []string) []*Instance {
 	for _, r := range page.Reservations {
 		for _, in := range r.Instances {
-			dst = append(dst, fromEC2(in))
+			inst := fromEC2(in)
+			inst.Tags = keptTags(in.Tags, tagKeys)
+			dst = append(dst, inst)
 		}
 	}
 	return dst
