@@ -98,7 +98,7 @@ var registry = []Action{
 	{Service: ServiceEC2, Operation: "DescribeSecurityGroups", Components: []string{ComponentCCM, ComponentPreflight},
 		Why: "load balancers: the managed group, node groups and their rules (filtered by ID, name or tag, never region-wide); preflight aws-security-groups"},
 	{Service: ServiceEC2, Operation: "DescribeRouteTables", Components: []string{ComponentCCM, ComponentPreflight},
-		Why: "load balancers: which subnets are public (cached); preflight aws-route-tables"},
+		Why: "load balancers: which subnets are public (cached); routes: read the cluster's route table once per route sync; preflight aws-route-tables"},
 	{Service: ServiceELB, Operation: "DescribeLoadBalancers", Components: []string{ComponentCCM, ComponentPreflight},
 		Why: "Classic load balancers: read one by name on every sync; preflight aws-load-balancers lists the region's"},
 	{Service: ServiceELB, Operation: "DescribeTags", Components: []string{ComponentCCM, ComponentPreflight},
@@ -193,6 +193,19 @@ var registry = []Action{
 		Why: "set cross-zone and access logs on NLBs when they differ"},
 	{Service: ServiceELBv2, Operation: "ModifyTargetGroupAttributes", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
 		Why: "set preserve_client_ip and proxy_protocol_v2 when they differ"},
+	// Routes (internal/routes): the route controller's routes to Nodes' pod
+	// CIDRs. IAM authorizes the route calls on the route table only, so the
+	// least-privilege policy needs the table to carry the cluster tag: the
+	// one found by tag does; a table named by RouteTableID must be tagged
+	// too. Instances carry the tag already (nodes are found by it).
+	{Service: ServiceEC2, Operation: "CreateRoute", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
+		Why: "routes: route a Node's pod CIDR to its instance (the route table must carry the cluster tag under the least-privilege policy, also when RouteTableID names it)"},
+	{Service: ServiceEC2, Operation: "ReplaceRoute", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
+		Why: "routes: point a Node's pod CIDR route that targets something else (or a blackhole) at the Node's instance"},
+	{Service: ServiceEC2, Operation: "DeleteRoute", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
+		Why: "routes: remove the route of a deleted Node or a changed pod CIDR"},
+	{Service: ServiceEC2, Operation: "ModifyInstanceAttribute", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
+		Why: "routes: turn the source/destination check off on a route's target instance, so it accepts traffic for its pods (only SourceDestCheck is changed)"},
 }
 
 // Registered reports whether service/operation is in the registry.

@@ -14,7 +14,12 @@
 //     group), AuthorizeSecurityGroupIngress and RevokeSecurityGroupIngress
 //     (per-group quota of ingress rules, Fixture.SecurityGroupRuleLimit;
 //     revoking a missing rule fails with InvalidPermission.NotFound except
-//     in the default VPC, where it succeeds with UnknownIpPermissions).
+//     in the default VPC, where it succeeds with UnknownIpPermissions), and
+//     the route calls of the route controller (ec2_routes.go): CreateRoute,
+//     ReplaceRoute and DeleteRoute (IPv4 or IPv6 destinations to a gateway,
+//     an instance or a network interface; per-table quota of routes,
+//     Fixture.RouteLimit; routes to a terminated or removed instance turn
+//     blackhole) and ModifyInstanceAttribute (SourceDestCheck only).
 //   - STS (awsQuery, Version 2011-06-15): GetCallerIdentity, AssumeRole.
 //   - IAM (awsQuery, Version 2010-05-08): GetInstanceProfile, GetRole,
 //     ListAttachedRolePolicies, ListRolePolicies, GetRolePolicy, GetPolicy,

@@ -20,6 +20,9 @@ type ec2State struct {
 	lbs *elbState
 	// sgRuleLimit is the quota of ingress rules per security group.
 	sgRuleLimit int
+	// routeLimit is the quota of routes per route table (ec2_routes.go);
+	// guarded by mu, SetRouteLimit changes it.
+	routeLimit int
 
 	mu              sync.RWMutex // guards the state below
 	vpcs            table[VPC]
@@ -33,7 +36,7 @@ type ec2State struct {
 
 // newEC2State builds the EC2 model of a validated, defaulted fixture.
 func newEC2State(c *common, f *Fixture) *ec2State {
-	s := &ec2State{common: c, sgRuleLimit: f.SecurityGroupRuleLimit, eniOwner: map[string]string{}}
+	s := &ec2State{common: c, sgRuleLimit: f.SecurityGroupRuleLimit, routeLimit: f.RouteLimit, eniOwner: map[string]string{}}
 	for i := range f.VPCs {
 		s.vpcs.put(f.VPCs[i].ID, &f.VPCs[i])
 	}
@@ -71,6 +74,11 @@ func ec2Service(s *ec2State) *service {
 			"DeleteSecurityGroup":           s.deleteSecurityGroup,
 			"AuthorizeSecurityGroupIngress": s.authorizeSecurityGroupIngress,
 			"RevokeSecurityGroupIngress":    s.revokeSecurityGroupIngress,
+			// Routes (ec2_routes.go).
+			"CreateRoute":             s.createRoute,
+			"ReplaceRoute":            s.replaceRoute,
+			"DeleteRoute":             s.deleteRoute,
+			"ModifyInstanceAttribute": s.modifyInstanceAttribute,
 		},
 	}
 }

@@ -2,6 +2,7 @@ package awsemu
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -151,12 +152,14 @@ func (s *ec2State) describeRouteTables(form url.Values) (any, *apiError) {
 	l := lister[RouteTable]{
 		idParam: "RouteTableId", prefix: "rtb-", noun: "routeTable ID",
 		notFound: "InvalidRouteTableID.NotFound", malformed: "InvalidRouteTableId.Malformed",
-		filters: append([]string{"vpc-id", "route-table-id", "association.subnet-id", "association.main",
-			"association.route-table-id", "route.destination-cidr-block", "route.instance-id", "owner-id"}, tagFilters...),
+		filters: slices.Concat([]string{"vpc-id", "route-table-id", "association.subnet-id", "association.main",
+			"association.route-table-id", "owner-id"}, routeFilters, tagFilters),
 		min: 5, max: 100,
 		all: s.routeTables.list, get: s.routeTables.get,
 		values: func(x *RouteTable, name string) []string {
-			var out []string
+			if strings.HasPrefix(name, "route.") {
+				return s.routeValues(x, name)
+			}
 			switch name {
 			case "vpc-id":
 				return []string{x.VPCID}
@@ -168,16 +171,6 @@ func (s *ec2State) describeRouteTables(form url.Values) (any, *apiError) {
 				return []string{strconv.FormatBool(x.Main)}
 			case "owner-id":
 				return []string{s.account}
-			case "route.destination-cidr-block":
-				for _, r := range x.Routes {
-					out = append(out, r.DestinationCIDR)
-				}
-				return out
-			case "route.instance-id":
-				for _, r := range x.Routes {
-					out = append(out, r.InstanceID)
-				}
-				return out
 			}
 			return tagValues(x.Tags, name)
 		},

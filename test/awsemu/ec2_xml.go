@@ -307,7 +307,8 @@ type xmlSecurityGroup struct {
 }
 
 type xmlRoute struct {
-	DestinationCIDRBlock string `xml:"destinationCidrBlock"`
+	DestinationCIDRBlock string `xml:"destinationCidrBlock,omitempty"`
+	DestinationIPv6Block string `xml:"destinationIpv6CidrBlock,omitempty"`
 	GatewayID            string `xml:"gatewayId,omitempty"`
 	InstanceID           string `xml:"instanceId,omitempty"`
 	InstanceOwnerID      string `xml:"instanceOwnerId,omitempty"`
@@ -339,15 +340,10 @@ type xmlRouteTable struct {
 
 func (s *ec2State) xmlRouteTableOf(rt *RouteTable) xmlRouteTable {
 	x := xmlRouteTable{RouteTableID: rt.ID, VPCID: rt.VPCID, OwnerID: s.account, Tags: xmlTags(rt.Tags)}
-	for _, r := range rt.Routes {
-		xr := xmlRoute{DestinationCIDRBlock: r.DestinationCIDR, GatewayID: r.GatewayID, InstanceID: r.InstanceID,
-			NetworkInterfaceID: r.NetworkInterfaceID, State: r.State, Origin: "CreateRoute"}
-		if xr.State == "" {
-			xr.State = "active"
-		}
-		if r.GatewayID == "local" {
-			xr.Origin = "CreateRouteTable"
-		}
+	for _, stored := range rt.Routes {
+		r := s.routeView(stored)
+		xr := xmlRoute{DestinationCIDRBlock: r.DestinationCIDR, DestinationIPv6Block: r.DestinationIPv6CIDR, GatewayID: r.GatewayID,
+			InstanceID: r.InstanceID, NetworkInterfaceID: r.NetworkInterfaceID, State: r.State, Origin: routeOrigin(r)}
 		if r.InstanceID != "" {
 			xr.InstanceOwnerID = s.account
 		}

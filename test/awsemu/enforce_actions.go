@@ -164,8 +164,24 @@ func (s *Server) ec2Authz(action string, form url.Values) []authz {
 		}
 		arn, tags := s.ec2Resource(id)
 		return []authz{{act, arn, requestContext(tags, nil)}}
+	case "CreateRoute", "ReplaceRoute", "DeleteRoute":
+		// Authorized on the route table alone (its tags), whatever the
+		// target is.
+		return s.ec2On(act, form.Get("RouteTableId"), "route-table")
+	case "ModifyInstanceAttribute":
+		return s.ec2On(act, form.Get("InstanceId"), "instance")
 	}
 	return nil
+}
+
+// ec2On is a change of one existing EC2 resource of type typ: authorized on
+// it with its tags (any resource of the type when the request names none).
+func (s *Server) ec2On(act, id, typ string) []authz {
+	if id == "" {
+		return []authz{{act, s.arn("ec2", typ+"/*"), nil}}
+	}
+	arn, tags := s.ec2Resource(id)
+	return []authz{{act, arn, requestContext(tags, nil)}}
 }
 
 // Elastic Load Balancing (Classic)

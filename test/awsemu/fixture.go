@@ -50,6 +50,10 @@ type Fixture struct {
 	// AuthorizeSecurityGroupIngress fails with
 	// RulesPerSecurityGroupLimitExceeded (0 = the AWS default of 60).
 	SecurityGroupRuleLimit int `json:"securityGroupRuleLimit,omitempty"`
+	// RouteLimit is the number of routes (the VPC-local one not counted) a
+	// route table may hold before CreateRoute fails with
+	// RouteLimitExceeded (0 = the AWS default of 50).
+	RouteLimit int `json:"routeLimit,omitempty"`
 }
 
 // Zone is an availability zone.
@@ -110,13 +114,18 @@ type RouteTable struct {
 	Tags      map[string]string `json:"tags,omitempty"`
 }
 
-// Route is one route; the VPC-local route is added automatically.
+// Route is one route; the VPC-local route is added automatically. It has
+// one destination (IPv4 or IPv6) and one target. A route created with an
+// instance target holds the instance's network interface too, as EC2's
+// does. State is active or blackhole; empty means active until the target
+// instance or interface goes (ec2_routes.go).
 type Route struct {
-	DestinationCIDR    string `json:"destinationCidr"`
-	GatewayID          string `json:"gatewayId,omitempty"`
-	InstanceID         string `json:"instanceId,omitempty"`
-	NetworkInterfaceID string `json:"networkInterfaceId,omitempty"`
-	State              string `json:"state,omitempty"`
+	DestinationCIDR     string `json:"destinationCidr,omitempty"`
+	DestinationIPv6CIDR string `json:"destinationIpv6Cidr,omitempty"`
+	GatewayID           string `json:"gatewayId,omitempty"`
+	InstanceID          string `json:"instanceId,omitempty"`
+	NetworkInterfaceID  string `json:"networkInterfaceId,omitempty"`
+	State               string `json:"state,omitempty"`
 }
 
 // Instance is an EC2 instance. Empty fields get defaults: State running,
@@ -259,6 +268,9 @@ func (f *Fixture) Validate() error {
 			}
 			associated[id] = rt.ID
 		}
+		for _, err := range validateRoutes(&f.RouteTables[i]) {
+			bad("%s: %v", where, err)
+		}
 	}
 	instances, enis := map[string]bool{}, map[string]bool{}
 	for i := range f.Instances {
@@ -275,6 +287,9 @@ func (f *Fixture) Validate() error {
 			}
 			enis[e.ID] = true
 		}
+	}
+	if f.RouteLimit < 0 {
+		bad("routeLimit %d: must be 0 (the AWS default, %d) or more", f.RouteLimit, DefaultRouteLimit)
 	}
 	if f.IMDSInstanceID != "" && !instances[f.IMDSInstanceID] {
 		bad("imdsInstanceId %q is not an instance of the fixture", f.IMDSInstanceID)
