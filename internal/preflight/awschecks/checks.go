@@ -67,6 +67,10 @@ type Input struct {
 	ControlPlaneInstanceIDs []string
 	// CloudRoutes tells whether the CCM will configure cloud routes.
 	CloudRoutes CloudRoutes
+	// NodePodCIDRs has one entry per Node of the cluster: its pod CIDRs
+	// (empty for a Node that has none yet). Cluster mode only; nil in node
+	// mode, where the route quota is not checked.
+	NodePodCIDRs [][]string
 	// LoadBalancerServices are the cluster's Services of type LoadBalancer;
 	// empty in node mode.
 	LoadBalancerServices []corev1.Service

@@ -43,9 +43,11 @@ var checkDocs = map[string]checkDoc{
 	IDRouteTables: {
 		description: "When the CCM configures cloud routes, its route controller must find the cluster's route table: RouteTableID " +
 			"in the cloud config, else exactly one route table in the region tagged for the cluster (it refuses to choose between several). " +
-			"A warning when whether routes are on is unknown (--cloud-routes).",
+			"A warning when whether routes are on is unknown (--cloud-routes). In cluster mode, a warning when the routes the table will hold " +
+			"(one per Node pod CIDR, plus the other routes already in it) come within 10 of EC2's default quota of 50 routes per route table, or pass it.",
 		fix: "Tag the cluster's route table kubernetes.io/cluster/<id>=owned and no other in the region (or set RouteTableID in the cloud config), or run the CCM " +
-			"with --configure-cloud-routes=false if the CNI needs no VPC routes.",
+			"with --configure-cloud-routes=false if the CNI needs no VPC routes. Near the quota, raise \"Routes per route table\" " +
+			"(Service Quotas vpc L-93826ACB, at most 1,000).",
 	},
 	IDIMDS: {
 		description: "The CCM reads its region and instance from IMDS on the control-plane instances: IMDSv2 needs a hop limit of 2 " +

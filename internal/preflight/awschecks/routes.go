@@ -30,7 +30,9 @@ const (
 // routeTables checks what the route controller needs: the route table named
 // by RouteTableID, else exactly one route table in the region carrying the
 // cluster tag (the route controller looks in the whole region, not only the
-// VPC, and refuses to choose between several).
+// VPC, and refuses to choose between several); in cluster mode, also that
+// the Nodes' routes fit EC2's default quota of routes per table
+// (routequota.go).
 func (r *runner) routeTables(ctx context.Context) preflight.Result {
 	if r.in.CloudRoutes == CloudRoutesOff {
 		return preflight.Pass("cloud routes are off: the CCM needs no route table")
@@ -65,7 +67,11 @@ func (r *runner) routeTables(ctx context.Context) preflight.Result {
 	}
 	switch len(tagged) {
 	case 1:
-		return preflight.Pass("route table %s carries the cluster tag %s%s", names[0], clustertag.Prefix, id)
+		res, note, ok := r.routeQuota(tagged[0])
+		if !ok {
+			return res
+		}
+		return preflight.Pass("route table %s carries the cluster tag %s%s%s", names[0], clustertag.Prefix, id, note)
 	case 0:
 		return fail(r.tagRouteTableFix(ctx, set, id),
 			"no route table in the region carries the cluster tag %s%s (or %s=%s): the route controller would fail with \"unable to find route table for AWS cluster\"%s",
@@ -92,7 +98,11 @@ func (r *runner) configuredRouteTable(ctx context.Context, rtb string, fail func
 		return fail(fmt.Sprintf("set RouteTableID to a route table of %s, or VPC to %s", cc.Global.VPC, vpc),
 			"the cloud config's RouteTableID %s belongs to %s, not to its VPC %s%s", rtb, vpc, cc.Global.VPC, note)
 	}
-	return preflight.Pass("the cloud config's RouteTableID %s exists (%s)", rtb, vpc)
+	res, quota, ok := r.routeQuota(found[0])
+	if !ok {
+		return res
+	}
+	return preflight.Pass("the cloud config's RouteTableID %s exists (%s)%s", rtb, vpc, quota)
 }
 
 // tagRouteTableFix names the tables to tag: those the cluster's subnets use

@@ -1,6 +1,7 @@
 package awschecks
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -88,6 +89,86 @@ func TestRouteTables(t *testing.T) {
 			}
 			if got := e.srv.CallCounts()["ec2:DescribeRouteTables"]; got != tc.calls {
 				t.Errorf("DescribeRouteTables calls = %d, want %d", got, tc.calls)
+			}
+		})
+	}
+}
+
+// podCIDRs returns n Nodes' pod CIDRs 10.244.<i>.0/24 (none for the
+// Nodes from without on).
+func podCIDRs(n, without int) [][]string {
+	out := make([][]string, n)
+	for i := range n {
+		out[i] = []string{}
+		if i < without {
+			out[i] = []string{fmt.Sprintf("10.244.%d.0/24", i)}
+		}
+	}
+	return out
+}
+
+// TestRouteQuota checks the count of routes the Nodes will need against
+// EC2's default quota of 50 per table: the table of the demo holds the
+// local route (not counted) and 0.0.0.0/0 (counted).
+func TestRouteQuota(t *testing.T) {
+	withRoutes := func(cidrs ...string) func(*awsemu.Fixture) {
+		return func(f *awsemu.Fixture) {
+			for _, c := range cidrs {
+				f.RouteTables[0].Routes = append(f.RouteTables[0].Routes, awsemu.Route{DestinationCIDR: c, GatewayID: "igw-0demo000000000001"})
+			}
+		}
+	}
+	cases := []struct {
+		name    string
+		fixture func(*awsemu.Fixture)
+		nodes   [][]string
+		cc      *cloudconfig.Global
+		status  preflight.Status
+		text    []string
+	}{
+		{name: "node mode: not counted", nodes: nil, status: pass,
+			text: []string{"carries the cluster tag kubernetes.io/cluster/demo"}},
+		{name: "small cluster", nodes: podCIDRs(3, 3), status: pass,
+			text: []string{"it will hold 4 routes of EC2's default quota of 50: 3 for the pod CIDRs of the cluster's 3 Nodes and 1 other routes"}},
+		{name: "a Node's existing route is not counted twice", nodes: podCIDRs(3, 3), fixture: withRoutes("10.244.0.0/24", "192.168.0.0/16"), status: pass,
+			text: []string{"it will hold 5 routes", "3 for the pod CIDRs of the cluster's 3 Nodes and 2 other routes"}},
+		{name: "Nodes without pod CIDRs yet count, dual-stack Nodes twice", status: pass,
+			nodes: [][]string{{}, {"10.244.1.0/24", "fd00:10:244:1::/64"}},
+			text:  []string{"it will hold 4 routes", "3 for the pod CIDRs of the cluster's 2 Nodes"}},
+		{name: "at the margin", nodes: podCIDRs(39, 20), status: pass, text: []string{"it will hold 40 routes"}},
+		{name: "close to the quota", nodes: podCIDRs(40, 40), status: warn,
+			text: []string{"route table " + demoRTB + " will hold 41 routes of EC2's default quota of 50 routes per route table",
+				"9 more Nodes fill it", "--quota-code L-93826ACB", "at most 1000", "--configure-cloud-routes=false"}},
+		{name: "past the quota", nodes: podCIDRs(48, 48), fixture: withRoutes("192.168.0.0/16", "192.168.1.0/24", "192.168.2.0/24"), status: warn,
+			text: []string{"will need 52 routes, more than EC2's default quota of 50", "48 for the pod CIDRs of the cluster's 48 Nodes and 4 other routes",
+				"RouteLimitExceeded for 2 of them"}},
+		{name: "RouteTableID past the quota", nodes: podCIDRs(60, 60), cc: &cloudconfig.Global{RouteTableID: demoRTB}, status: warn,
+			text: []string{"will need 61 routes"}},
+		{name: "RouteTableID small cluster", nodes: podCIDRs(2, 2), cc: &cloudconfig.Global{RouteTableID: demoRTB}, status: pass,
+			text: []string{"RouteTableID " + demoRTB + " exists (" + demoVPC + "); it will hold 3 routes"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := start(t, tc.fixture, true)
+			in := e.baseInput()
+			in.CloudRoutes, in.NodePodCIDRs = CloudRoutesOn, tc.nodes
+			if tc.cc != nil {
+				in.CloudConfig = &cloudconfig.Config{Global: *tc.cc}
+			}
+			f := run(t, in)[IDRouteTables]
+			if f.Status != tc.status {
+				t.Errorf("status = %s, want %s\n  message: %s\n  fix: %s", f.Status, tc.status, f.Message, f.Remediation)
+			}
+			for _, s := range tc.text {
+				if !strings.Contains(f.Message+"\n"+f.Remediation, s) {
+					t.Errorf("%q not in\n  message: %s\n  fix: %s", s, f.Message, f.Remediation)
+				}
+			}
+			if tc.nodes == nil && strings.Contains(f.Message, "quota") {
+				t.Errorf("node mode counted routes: %s", f.Message)
+			}
+			if got := e.srv.CallCounts()["ec2:DescribeRouteTables"]; got != 1 {
+				t.Errorf("DescribeRouteTables calls = %d, want 1: the count reads the table already described", got)
 			}
 		})
 	}

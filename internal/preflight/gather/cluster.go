@@ -3,6 +3,7 @@ package gather
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,7 @@ func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface
 		return awschecks.Input{}, &InputError{err}
 	}
 	var ids, controlPlane, unnamed []string
+	podCIDRs := make([][]string, 0, len(nodes))
 	region := o.Region
 	if region == "" {
 		region, _ = cc.RegionFromConfig()
@@ -54,6 +56,7 @@ func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface
 		if n.Spec.ProviderID == "" {
 			unnamed = append(unnamed, n.Name)
 		}
+		podCIDRs = append(podCIDRs, nodePodCIDRs(n))
 		if id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
 			ids = append(ids, id.InstanceID)
 			if _, ok := n.Labels[controlPlaneLabel]; ok {
@@ -75,7 +78,20 @@ func awsClusterInput(ctx context.Context, o Options, client kubernetes.Interface
 	in, err := newAWSInput(ctx, o, cc, region)
 	in.InstanceIDs, in.ControlPlaneInstanceIDs, in.NodesWithoutProviderID = ids, controlPlane, unnamed
 	in.LoadBalancerServices = lbServices
+	in.NodePodCIDRs = podCIDRs
 	return in, err
+}
+
+// nodePodCIDRs returns a Node's pod CIDRs: spec.podCIDRs, else the older
+// single spec.podCIDR.
+func nodePodCIDRs(n *corev1.Node) []string {
+	if len(n.Spec.PodCIDRs) > 0 {
+		return slices.Clone(n.Spec.PodCIDRs)
+	}
+	if n.Spec.PodCIDR != "" {
+		return []string{n.Spec.PodCIDR}
+	}
+	return []string{}
 }
 
 // loadBalancerServices lists the Services of type LoadBalancer in all
