@@ -77,6 +77,7 @@ func NewCommand(o Options) (*cobra.Command, error) {
 		m := awsapi.NewMetrics(o.Registerer)
 		cloud, err := awscloud.New(context.Background(), awscloud.Config{
 			CloudConfigPath: shared.CloudConfigFile, Flags: flags, Metrics: m, ViewMetrics: instances.NewMetrics(o.Registerer),
+			ClusterName: c.ComponentConfig.KubeCloudShared.ClusterName,
 		})
 		if err != nil {
 			o.OnCloudError(err)

@@ -350,7 +350,8 @@ func elbTagList(tags []tag) []elbtypes.Tag {
 // groups and its managed group, in the order that leaves nothing behind:
 // rules first (they reference the group), then the load balancer, then the
 // group (which AWS frees once the load balancer's interfaces are gone).
-func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service) error {
+// managed is the Service's k8s-elb-<name> group (see ownServiceGroups), or nil.
+func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service, managed *group) error {
 	name := lbnames.LoadBalancerName(svc)
 	desc, err := r.describeClassic(ctx, name)
 	if err != nil {
@@ -366,13 +367,6 @@ func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service) err
 			klog.InfoS("Leaving a Classic load balancer that is not the Service's", "service", klog.KObj(svc), "name", name, "reason", err.Error())
 			desc = nil
 		}
-	}
-	managed, foreign, err := r.ownManagedGroup(ctx, svc)
-	if err != nil {
-		return err
-	}
-	if foreign != nil {
-		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "%v; it is not deleted", foreign)
 	}
 	// Node rules go first: every one referencing the managed group, and
 	// the rule letting in a group the Service brought, unless another load

@@ -189,17 +189,16 @@ func nlbRuleOwner(name string) func(rule) bool {
 	return func(x rule) bool { return x.Desc == clientDesc || x.Desc == healthDesc }
 }
 
-// nlbRuleGroups returns the security groups of the VPC holding rules of
-// the NLB called name. Every group of the VPC is read, not only the
+// nlbRuleGroups returns the security groups of the VPC holding rules
+// owns matches (an NLB's: nlbRuleOwner). Every group of the VPC is read, not only the
 // cluster-tagged ones: an instance's only group gets the rules untagged.
 // Groups tagged for another cluster are skipped (a Service restored there
 // has the same load-balancer name). It runs at deletion only.
-func (r *Reconciler) nlbRuleGroups(ctx context.Context, name string) (map[string]*group, error) {
+func (r *Reconciler) nlbRuleGroups(ctx context.Context, owns func(rule) bool) (map[string]*group, error) {
 	all, err := r.describeGroups(ctx, []ec2types.Filter{{Name: aws.String("vpc-id"), Values: []string{r.Env.VPCID}}})
 	if err != nil {
 		return nil, err
 	}
-	owns := nlbRuleOwner(name)
 	out := map[string]*group{}
 	for id, g := range all {
 		if r.ownership(g.tags, nil) == nil && slices.ContainsFunc(g.ingress, owns) {
@@ -210,15 +209,22 @@ func (r *Reconciler) nlbRuleGroups(ctx context.Context, name string) (map[string
 }
 
 // deleteNLBRules revokes the NLB's rules from every group holding them,
-// with the path-MTU rules no other NLB still needs there.
-func (r *Reconciler) deleteNLBRules(ctx context.Context, name string) error {
+// with the path-MTU rules no other NLB still needs there, and every rule
+// letting in managed, the NLB's managed group (if any), which could not be
+// deleted while one is left.
+func (r *Reconciler) deleteNLBRules(ctx context.Context, name, managed string) error {
 	r.forgetNodeGroups(name)
-	groups, err := r.nlbRuleGroups(ctx, name)
+	owns := nlbRuleOwner(name)
+	if managed != "" {
+		byDesc := owns
+		owns = func(x rule) bool { return byDesc(x) || x.Group == managed }
+	}
+	groups, err := r.nlbRuleGroups(ctx, owns)
 	if err != nil {
 		return err
 	}
 	for _, id := range slices.Sorted(maps.Keys(groups)) {
-		want, owns := withMTU(groups[id].ingress, nil, nlbRuleOwner(name))
+		want, owns := withMTU(groups[id].ingress, nil, owns)
 		if err := r.syncIngress(ctx, groups[id], want, owns); err != nil {
 			return err
 		}

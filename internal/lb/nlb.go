@@ -28,12 +28,6 @@ const (
 	attrProxyV2        = "proxy_protocol_v2.enabled"
 )
 
-// ErrManagedNLBGroupsUnsupported is returned for a new NLB when the cloud
-// config asks for NLBSecurityGroupMode=Managed: an NLB created without a
-// security group can never get one, so creating it in the default mode
-// would silently and permanently ignore the setting.
-var ErrManagedNLBGroupsUnsupported = fmt.Errorf("NLBSecurityGroupMode = Managed is not supported by this CCM yet: remove it from the cloud config to create NLBs that open node security groups instead (the default mode)")
-
 // describeNLB returns the network load balancer called name, or nil.
 func (r *Reconciler) describeNLB(ctx context.Context, name string) (*elbv2types.LoadBalancer, error) {
 	out, err := r.ELBv2.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{Names: []string{name}})
@@ -86,13 +80,16 @@ func (r *Reconciler) ensureNLB(ctx context.Context, svc *corev1.Service, cfg *lb
 		}
 		st.created = true
 	} else {
-		if err := r.syncNLBTags(ctx, svc, cfg, lb); err != nil {
-			return "", err
-		}
-		r.keepScheme(svc, cfg, string(lb.Scheme))
+		r.warnNoNLBGroup(svc, cfg, lb)
+		// Listeners first: their tags are read with the load balancer's,
+		// in the same DescribeTags call.
 		if err := r.loadNLB(ctx, st, lb); err != nil {
 			return "", err
 		}
+		if err := r.syncNLBTags(ctx, svc, cfg, lb, st.listeners); err != nil {
+			return "", err
+		}
+		r.keepScheme(svc, cfg, string(lb.Scheme))
 	}
 	st.lb = lb
 	if err := r.syncNLBListeners(ctx, svc, cfg, st, targets); err != nil {
@@ -104,7 +101,7 @@ func (r *Reconciler) ensureNLB(ctx context.Context, svc *corev1.Service, cfg *lb
 	if err := r.syncNLBAttributes(ctx, cfg, st); err != nil {
 		return "", err
 	}
-	if err := r.syncNLBNodeRules(ctx, svc, cfg, st, targets); err != nil {
+	if err := r.syncNLBNodeRules(ctx, svc, cfg, st, targets, true); err != nil {
 		return "", err
 	}
 	if st.cleanupErr != nil {
@@ -155,15 +152,13 @@ func (r *Reconciler) updateNLB(ctx context.Context, svc *corev1.Service, cfg *lb
 			}
 		}
 	}
-	return r.syncNLBNodeRules(ctx, svc, cfg, st, targets)
+	return r.syncNLBNodeRules(ctx, svc, cfg, st, targets, false)
 }
 
 // createNLB creates the load balancer in its subnets (with the Service's
-// Elastic IPs or private addresses, which can only be set now).
+// Elastic IPs or private addresses, and under NLBSecurityGroupMode =
+// Managed its security group, which can only be set now).
 func (r *Reconciler) createNLB(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config) (*elbv2types.LoadBalancer, error) {
-	if r.Options.NLBManagedSecurityGroups {
-		return nil, ErrManagedNLBGroupsUnsupported
-	}
 	if len(cfg.Listeners) == 0 {
 		return nil, fmt.Errorf("the Service has no port with a node port to balance")
 	}
@@ -190,6 +185,16 @@ func (r *Reconciler) createNLB(ctx context.Context, svc *corev1.Service, cfg *lb
 	if cfg.Scheme == lbconfig.SchemeInternal {
 		in.Scheme = elbv2types.LoadBalancerSchemeEnumInternal
 	}
+	if r.Options.NLBManagedSecurityGroups {
+		// Made before the load balancer, which needs its ID. Should the
+		// creation below fail, the group is found again by name: by the
+		// next sync, which uses it, or by Get and Delete as a leftover.
+		g, err := r.ensureNLBGroup(ctx, svc, cfg)
+		if err != nil {
+			return nil, err
+		}
+		in.SecurityGroups = []string{g.id}
+	}
 	for i, s := range subnets {
 		m := elbv2types.SubnetMapping{SubnetId: aws.String(s.ID)}
 		if len(cfg.EIPAllocations) > 0 {
@@ -212,13 +217,24 @@ func (r *Reconciler) createNLB(ctx context.Context, svc *corev1.Service, cfg *lb
 	return lb, nil
 }
 
-// syncNLBTags checks the NLB is this Service's and adds missing tags.
-func (r *Reconciler) syncNLBTags(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, lb *elbv2types.LoadBalancer) error {
-	have, err := r.tagsOf(ctx, aws.ToString(lb.LoadBalancerArn))
+// syncNLBTags checks the NLB is this Service's and adds missing tags to
+// it and to its listeners. Upstream tags listeners as it tags the load
+// balancer (cluster, Service name, additional tags); listeners made by
+// the in-tree provider or by earlier versions of this CCM (cluster tag
+// only) get the rest once, without being recreated. The listeners' tags
+// come in the load balancer's DescribeTags call, so a steady sync costs
+// no extra call.
+func (r *Reconciler) syncNLBTags(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, lb *elbv2types.LoadBalancer, listeners []elbv2types.Listener) error {
+	lbARN := aws.ToString(lb.LoadBalancerArn)
+	arns := []string{lbARN}
+	for _, l := range listeners {
+		arns = append(arns, aws.ToString(l.ListenerArn))
+	}
+	have, err := r.tagsOf(ctx, arns...)
 	if err != nil {
 		return err
 	}
-	if err := r.ownership(have[aws.ToString(lb.LoadBalancerArn)], svc); err != nil {
+	if err := r.ownership(have[lbARN], svc); err != nil {
 		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "load balancer %s: %v", cfg.Name, err)
 		return fmt.Errorf("load balancer %s is not this Service's: %w", cfg.Name, err)
 	}
@@ -226,9 +242,26 @@ func (r *Reconciler) syncNLBTags(ctx context.Context, svc *corev1.Service, cfg *
 	if cfg.Valid(lbconfig.KeyAdditionalResourceTags) {
 		want = r.ownedTags(svc, cfg)
 	}
-	if missing := missingTags(have[aws.ToString(lb.LoadBalancerArn)], want); len(missing) > 0 {
-		if _, err := r.ELBv2.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: []string{aws.ToString(lb.LoadBalancerArn)}, Tags: elbv2TagList(missing)}); err != nil {
-			return fmt.Errorf("tag load balancer %s: %w", cfg.Name, err)
+	// One AddTags per distinct set of missing tags (AWS tags every ARN of
+	// a call alike, up to 20 of them); usually one call, or none.
+	byMissing := map[string][]string{}
+	missingOf := map[string][]tag{}
+	for _, arn := range arns {
+		missing := missingTags(have[arn], want)
+		if len(missing) == 0 {
+			continue
+		}
+		key := fmt.Sprint(missing)
+		byMissing[key] = append(byMissing[key], arn)
+		missingOf[key] = missing
+	}
+	for _, key := range slices.Sorted(maps.Keys(byMissing)) {
+		targets := byMissing[key]
+		for start := 0; start < len(targets); start += 20 {
+			chunk := targets[start:min(start+20, len(targets))]
+			if _, err := r.ELBv2.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: chunk, Tags: elbv2TagList(missingOf[key])}); err != nil {
+				return fmt.Errorf("tag load balancer %s or its listeners: %w", cfg.Name, err)
+			}
 		}
 	}
 	return nil
@@ -294,12 +327,19 @@ func (r *Reconciler) syncNLBAttributes(ctx context.Context, cfg *lbconfig.Config
 
 // syncNLBNodeRules opens the node ports to the clients (and the health
 // checks to the load balancer's subnets) in the node security groups,
-// with upstream's rule descriptions so existing rules are adopted.
-func (r *Reconciler) syncNLBNodeRules(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, st *nlbState, targets []target) error {
-	if r.Options.DisableSecurityGroupIngress || !cfg.Valid(lbconfig.FieldLoadBalancerSourceRanges, lbconfig.KeySourceRanges) || !cfg.Valid(healthCheckKeys...) {
+// with upstream's rule descriptions so existing rules are adopted. An NLB
+// with a managed security group is let in by that group instead, and with
+// frontend (Ensure, not Update) the group's own ingress follows the
+// Service's listeners and source ranges. One describe serves the load
+// balancer's groups and the targets'.
+func (r *Reconciler) syncNLBNodeRules(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, st *nlbState, targets []target, frontend bool) error {
+	sourcesValid := cfg.Valid(lbconfig.FieldLoadBalancerSourceRanges, lbconfig.KeySourceRanges)
+	nodes := !r.Options.DisableSecurityGroupIngress && sourcesValid && cfg.Valid(healthCheckKeys...)
+	frontend = frontend && sourcesValid && len(st.lb.SecurityGroups) > 0
+	if !nodes && !frontend {
 		return nil
 	}
-	var ids []string
+	ids := slices.Clone(st.lb.SecurityGroups)
 	for _, t := range targets {
 		ids = append(ids, t.Groups...)
 	}
@@ -307,15 +347,25 @@ func (r *Reconciler) syncNLBNodeRules(ctx context.Context, svc *corev1.Service, 
 	if err != nil {
 		return err
 	}
-	spec, err := r.nlbNodeRules(ctx, cfg, st.lb)
+	managed := r.nlbManagedGroup(svc, st.lb, known)
+	if frontend && managed != nil {
+		if err := r.syncIngress(ctx, managed, nlbFrontendRules(cfg), func(rule) bool { return true }); err != nil {
+			return err
+		}
+	}
+	if !nodes {
+		return nil
+	}
+	spec, err := r.nlbNodeRules(ctx, cfg, st.lb, managed)
 	if err != nil {
 		return err
 	}
 	return r.syncNodeRules(ctx, svc, spec, targets, known)
 }
 
-// nlbNodeRules are the NLB's rules in node groups.
-func (r *Reconciler) nlbNodeRules(ctx context.Context, cfg *lbconfig.Config, lb *elbv2types.LoadBalancer) (nodeRules, error) {
+// nlbNodeRules are the NLB's rules in node groups: from the client CIDRs
+// and the load balancer's subnets, or from managed, its managed group.
+func (r *Reconciler) nlbNodeRules(ctx context.Context, cfg *lbconfig.Config, lb *elbv2types.LoadBalancer, managed *group) (nodeRules, error) {
 	name := cfg.Name
 	clientDesc, healthDesc := nlbClientRuleDesc+"="+name, nlbHealthRuleDesc+"="+name
 	spec := nodeRules{lbName: name, mtu: true, stale: r.clusterGroupsFilter(), owns: nlbRuleOwner(name)}
@@ -336,6 +386,9 @@ func (r *Reconciler) nlbNodeRules(ctx context.Context, cfg *lbconfig.Config, lb 
 		healthPorts = append(healthPorts, hp)
 	}
 	clientPorts, healthPorts = uniqueSortedPorts(clientPorts), uniqueSortedPorts(healthPorts)
+	if managed != nil {
+		return nlbGroupNodeRules(spec, cfg, managed.id, clientPorts, healthPorts, proto), nil
+	}
 	for _, p := range clientPorts {
 		for _, src := range cfg.SourceRanges {
 			spec.want = append(spec.want, sourceRule(rule{Protocol: proto, From: p, To: p, Desc: clientDesc}, src))
@@ -381,10 +434,11 @@ func elbv2TagList(tags []tag) []elbv2types.Tag {
 }
 
 // deleteNLB deletes the NLB's rules in node groups, the NLB (with its
-// listeners) and its target groups, including groups a half-finished sync
+// listeners), its target groups, including groups a half-finished sync
 // left unattached and groups an earlier failed delete left behind, found
-// by their tags.
-func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service) error {
+// by their tags, and last its managed security group (see
+// ownServiceGroups), which AWS frees once the load balancer is gone.
+func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service, managed *group) error {
 	name := lbnames.LoadBalancerName(svc)
 	lb, err := r.describeNLB(ctx, name)
 	if err != nil {
@@ -401,11 +455,15 @@ func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service) error {
 			lb = nil // its listeners and target groups are left too
 		}
 	}
-	if lb == nil && svc.Annotations[lbnames.TypeAnnotation] != lbnames.TypeNLB && !r.targetGroupSweepPending(name) {
+	if lb == nil && managed == nil && svc.Annotations[lbnames.TypeAnnotation] != lbnames.TypeNLB && !r.targetGroupSweepPending(name) {
 		return nil // never an NLB Service, or nothing of its NLB is left
 	}
 	if !r.Options.DisableSecurityGroupIngress {
-		if err := r.deleteNLBRules(ctx, name); err != nil {
+		managedID := ""
+		if managed != nil {
+			managedID = managed.id
+		}
+		if err := r.deleteNLBRules(ctx, name, managedID); err != nil {
 			return err
 		}
 	}
@@ -433,9 +491,12 @@ func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service) error {
 	for _, arn := range uniqueSorted(append(arns, owned...)) {
 		errs = append(errs, r.deleteTargetGroup(ctx, name, arn))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return err
+	tgErr := errors.Join(errs...)
+	if tgErr == nil {
+		r.targetGroupsSwept(name)
 	}
-	r.targetGroupsSwept(name)
-	return nil
+	if managed != nil {
+		return errors.Join(tgErr, r.deleteManagedGroup(ctx, managed))
+	}
+	return tgErr
 }

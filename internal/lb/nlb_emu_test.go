@@ -1,7 +1,6 @@
 package lb
 
 import (
-	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -67,7 +66,7 @@ func TestEmuNLBLifecycle(t *testing.T) {
 		if wantCerts := map[int32][]string{443: {emuCert}}[l.Port]; !slices.Equal(l.CertificateARNs, wantCerts) {
 			t.Errorf("listener %d certificates %v, want %v", l.Port, l.CertificateARNs, wantCerts)
 		}
-		wantEq(t, "listener tags", l.Tags, map[string]string{"kubernetes.io/cluster/demo": "owned"})
+		wantEq(t, "listener tags", l.Tags, wantTags)
 	}
 	groups := e.listenerGroups(name)
 	for port, np := range map[int32]int32{80: 30080, 443: 30443} {
@@ -577,20 +576,6 @@ func TestEmuNLBForeign(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestEmuNLBManagedSecurityGroupsRefused: NLBSecurityGroupMode=Managed is
-// refused for a new NLB, before anything is created.
-func TestEmuNLBManagedSecurityGroupsRefused(t *testing.T) {
-	t.Parallel()
-	e := newEmu(t, emuOptions{options: Options{NLBManagedSecurityGroups: true}})
-	svc := emuService("nlb-managed", map[string]string{nlbType: "nlb"})
-	_, err := e.r.Ensure(e.ctx(), svc, e.nodes(emuA))
-	if !errors.Is(err, ErrManagedNLBGroupsUnsupported) {
-		t.Fatalf("Ensure = %v, want ErrManagedNLBGroupsUnsupported", err)
-	}
-	e.wantMutations("refused", map[string]int{})
-	e.wantNothingLeft()
 }
 
 // merge returns the union of maps, later ones winning.

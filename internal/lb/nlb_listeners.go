@@ -95,7 +95,7 @@ func (r *Reconciler) syncNLBListeners(ctx context.Context, svc *corev1.Service, 
 		if err := r.syncTargetGroupAttributes(ctx, cfg, tg); err != nil {
 			return err
 		}
-		if err := r.syncListener(ctx, cfg, st, cur, l, tg); err != nil {
+		if err := r.syncListener(ctx, svc, cfg, st, cur, l, tg); err != nil {
 			return err
 		}
 	}
@@ -342,8 +342,9 @@ func (r *Reconciler) syncTargetGroupAttributes(ctx context.Context, cfg *lbconfi
 	return nil
 }
 
-// syncListener creates the listener or changes what differs.
-func (r *Reconciler) syncListener(ctx context.Context, cfg *lbconfig.Config, st *nlbState, cur *elbv2types.Listener, l lbconfig.Listener, tg *elbv2types.TargetGroup) error {
+// syncListener creates the listener, tagged as upstream tags it (as the
+// load balancer), or changes what differs.
+func (r *Reconciler) syncListener(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, st *nlbState, cur *elbv2types.Listener, l lbconfig.Listener, tg *elbv2types.TargetGroup) error {
 	action := []elbv2types.Action{{Type: elbv2types.ActionTypeEnumForward, TargetGroupArn: tg.TargetGroupArn}}
 	var certs []elbv2types.Certificate
 	var policy *string
@@ -356,7 +357,7 @@ func (r *Reconciler) syncListener(ctx context.Context, cfg *lbconfig.Config, st 
 	if cur == nil {
 		_, err := r.ELBv2.CreateListener(ctx, &elbv2.CreateListenerInput{
 			LoadBalancerArn: st.lb.LoadBalancerArn, Port: aws.Int32(l.Port), Protocol: elbv2types.ProtocolEnum(l.Protocol),
-			DefaultActions: action, Certificates: certs, SslPolicy: policy, Tags: elbv2TagList(r.clusterTags()),
+			DefaultActions: action, Certificates: certs, SslPolicy: policy, Tags: elbv2TagList(r.ownedTags(svc, cfg)),
 		})
 		if err != nil {
 			return fmt.Errorf("create listener on port %d of %s: %w", l.Port, cfg.Name, err)

@@ -32,6 +32,10 @@ const (
 	// ReasonForeignResource: a resource named like this Service's carries
 	// another cluster's or Service's tags and is left alone.
 	ReasonForeignResource = "LoadBalancerResourceNotOwned"
+	// ReasonNLBGroupUnavailable: NLBSecurityGroupMode = Managed, but the
+	// Service's NLB was created without a security group, and AWS cannot
+	// add one: it keeps its node rules by CIDR.
+	ReasonNLBGroupUnavailable = "NLBSecurityGroupUnavailable"
 )
 
 // Env is where the reconciler works and for which cluster.
@@ -39,6 +43,10 @@ type Env struct {
 	Region    string
 	VPCID     string
 	ClusterID string
+	// ClusterName is the CCM's --cluster-name (default
+	// DefaultClusterName), which upstream hashes into the name of an
+	// NLB's managed security group.
+	ClusterName string
 	// Legacy: the cluster is identified by KubernetesCluster=<id>, which is
 	// then written next to the kubernetes.io/cluster/<id> tag.
 	Legacy bool
@@ -54,8 +62,8 @@ type Options struct {
 	// SharedProbe, when set, makes ETP=Cluster Services health-check
 	// kube-proxy (ClusterServiceLoadBalancerHealthProbeMode=Shared).
 	SharedProbe *SharedProbe
-	// NLBManagedSecurityGroups is NLBSecurityGroupMode = Managed, which is
-	// not supported: new NLBs are refused with a clear error.
+	// NLBManagedSecurityGroups is NLBSecurityGroupMode = Managed: new NLBs
+	// get their own security group (nlb_secgroup.go).
 	NLBManagedSecurityGroups bool
 	// NetworkMaxAge is how long discovered subnets and route tables are
 	// reused (default DefaultNetworkMaxAge).
@@ -112,6 +120,9 @@ type Reconciler struct {
 func New(c Config) *Reconciler {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
+	}
+	if c.Env.ClusterName == "" {
+		c.Env.ClusterName = DefaultClusterName
 	}
 	if c.Options.NetworkMaxAge <= 0 {
 		c.Options.NetworkMaxAge = DefaultNetworkMaxAge
@@ -248,7 +259,14 @@ func (r *Reconciler) Delete(ctx context.Context, svc *corev1.Service) error {
 	if isExternal(svc) {
 		return cloudprovider.ImplementedElsewhere
 	}
-	errs := []error{r.deleteClassic(ctx, svc), r.deleteNLB(ctx, svc)}
+	groups, err := r.ownServiceGroups(ctx, svc)
+	if err != nil {
+		return err
+	}
+	for _, f := range groups.foreign {
+		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "%v; it is not deleted", f)
+	}
+	errs := []error{r.deleteClassic(ctx, svc, groups.classic), r.deleteNLB(ctx, svc, groups.nlb)}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -259,17 +277,19 @@ func (r *Reconciler) Delete(ctx context.Context, svc *corev1.Service) error {
 }
 
 // leftovers lists owned parts that outlive a missing load balancer: the
-// managed group (rules in node groups reference it, so it outlives them),
-// and for an NLB its target groups and its rules in node groups, found by
-// tag and by description.
+// managed groups of either type (rules in node groups reference them, so
+// they outlive them), and for an NLB its target groups and its rules in
+// node groups, found by tag and by description.
 func (r *Reconciler) leftovers(ctx context.Context, svc *corev1.Service) ([]string, error) {
 	var out []string
-	sg, _, err := r.ownManagedGroup(ctx, svc)
+	own, err := r.ownServiceGroups(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
-	if sg != nil {
-		out = append(out, "security group "+sg.id)
+	for _, g := range []*group{own.classic, own.nlb} {
+		if g != nil {
+			out = append(out, "security group "+g.id)
+		}
 	}
 	name := lbnames.LoadBalancerName(svc)
 	for _, id := range slices.Sorted(maps.Keys(r.pendingRevokes(name))) {
@@ -284,7 +304,7 @@ func (r *Reconciler) leftovers(ctx context.Context, svc *corev1.Service) ([]stri
 			out = append(out, "target group "+tg)
 		}
 		if !r.Options.DisableSecurityGroupIngress {
-			groups, err := r.nlbRuleGroups(ctx, name)
+			groups, err := r.nlbRuleGroups(ctx, nlbRuleOwner(name))
 			if err != nil {
 				return nil, err
 			}

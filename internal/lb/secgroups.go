@@ -100,21 +100,6 @@ func (r *Reconciler) findManagedGroup(ctx context.Context, svc *corev1.Service) 
 	return nil, nil
 }
 
-// ownManagedGroup returns the Service's managed group, or nil. A group of
-// that name tagged for another cluster or Service is not the Service's: it
-// is returned as foreign, saying whose it is, so that deletion neither
-// touches it nor waits for it.
-func (r *Reconciler) ownManagedGroup(ctx context.Context, svc *corev1.Service) (g *group, foreign, err error) {
-	g, err = r.findManagedGroup(ctx, svc)
-	if err != nil || g == nil {
-		return nil, nil, err
-	}
-	if why := r.ownership(g.tags, svc); why != nil {
-		return nil, fmt.Errorf("security group %s (%s): %w", g.id, g.name, why), nil
-	}
-	return g, nil, nil
-}
-
 // ensureManagedGroup returns the ID of the Classic load balancer's own
 // group, creating it (tagged) when missing and tagging an untagged one, as
 // upstream does.

@@ -87,6 +87,9 @@ type Config struct {
 	// ViewMetrics records the instance view's hit rates; nil records nothing.
 	ViewMetrics *instances.Metrics
 	Clock       clock.PassiveClock
+	// ClusterName is the CCM's --cluster-name; upstream hashes it into the
+	// names of managed NLB security groups (empty: lb.DefaultClusterName).
+	ClusterName string
 }
 
 // Cloud is the AWS cloudprovider.Interface.
@@ -153,7 +156,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 	})
 	cloud.breaker = cloud.newBreaker(c.ViewMetrics)
 	cloud.zones = newZoneIDs(newEC2Calls(clients.EC2), clk)
-	cloud.lb = cloud.newLoadBalancers(clients)
+	cloud.lb = cloud.newLoadBalancers(clients, c.ClusterName)
 	klog.InfoS("AWS cloud provider ready", "region", env.Region, "vpc", env.VPCID, "clusterID", env.ClusterID,
 		"legacyClusterTag", env.Legacy, "instanceCacheMaxAge", flags.InstanceCacheMaxAge, "absenceGracePeriod", flags.AbsenceGracePeriod,
 		"maxAbsentNodeDeletions", flags.MaxAbsentNodeDeletions)

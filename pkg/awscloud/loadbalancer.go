@@ -16,7 +16,7 @@ func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return loadB
 
 // newLoadBalancers builds the reconciler on the provider's clients and
 // shared instance view.
-func (c *Cloud) newLoadBalancers(clients *awsapi.Clients) *lb.Reconciler {
+func (c *Cloud) newLoadBalancers(clients *awsapi.Clients, clusterName string) *lb.Reconciler {
 	g := c.cfg.Global
 	opts := lb.Options{
 		ElbSecurityGroup:            g.ElbSecurityGroup,
@@ -35,7 +35,7 @@ func (c *Cloud) newLoadBalancers(clients *awsapi.Clients) *lb.Reconciler {
 	}
 	return lb.New(lb.Config{
 		EC2: lb.NewEC2(clients.EC2), ELB: lb.NewELB(clients.ELB), ELBv2: lb.NewELBv2(clients.ELBv2),
-		Env:       lb.Env{Region: c.env.Region, VPCID: c.env.VPCID, ClusterID: c.env.ClusterID, Legacy: c.env.Legacy},
+		Env:       lb.Env{Region: c.env.Region, VPCID: c.env.VPCID, ClusterID: c.env.ClusterID, ClusterName: clusterName, Legacy: c.env.Legacy},
 		Options:   opts,
 		Instances: c.view,
 		Events:    c.events,
