@@ -106,13 +106,9 @@ func BuildPlan(c *Cluster, o PlanOptions) (*MigrationPlan, error) {
 		case provider != "aws":
 			refuse(fmt.Sprintf("kube-controller-manager has --cloud-provider=%q, not aws", provider), "only the in-tree AWS provider is migrated by this command")
 		}
-		allocate, _, _ := c.kcmFlag("allocate-node-cidrs")
-		routes, routesSet, _ := c.kcmFlag("configure-cloud-routes")
-		if allocate == "true" && (!routesSet || routes == "true") {
-			refuse("kube-controller-manager runs cloud routes (--allocate-node-cidrs with --configure-cloud-routes): this CCM has no route controller yet, so pod traffic across nodes would stop",
-				"keep the in-tree provider until routes are supported, or move the pod network off VPC routes (a CNI such as the AWS VPC CNI or an overlay) and set --configure-cloud-routes=false")
-		}
 	}
+	kcmRoutes, routeRefusals := c.cloudRoutes()
+	refusals = append(refusals, routeRefusals...)
 	if o.Mode == ModeLeaderMigration && c.KCMVersion != "" && minorOf(c.KCMVersion) >= 0 && minorOf(c.KCMVersion) < MinLeaderMigrationMinor {
 		refuse(fmt.Sprintf("kube-controller-manager is %s: leader migration's v1 configuration needs 1.%d or later", c.KCMVersion, MinLeaderMigrationMinor),
 			fmt.Sprintf("upgrade the control plane to 1.%d-1.%d first, or use --mode=restart on a single control-plane node", MinLeaderMigrationMinor, MaxInTreeMinor))
@@ -148,10 +144,7 @@ func BuildPlan(c *Cluster, o PlanOptions) (*MigrationPlan, error) {
 		refuse(fmt.Sprintf("--cluster-name %s, but kube-controller-manager runs with --cluster-name=%s: the CCM would not recognise the load balancers the in-tree provider made (their names and tags derive from it)", inst.ClusterName, clusterName),
 			fmt.Sprintf("leave --cluster-name unset, or set it to %s", clusterName))
 	}
-	if inst.ConfigureCloudRoutes == nil {
-		f := false
-		inst.ConfigureCloudRoutes = &f
-	}
+	refusals = append(refusals, carryCloudRoutes(&inst, kcmRoutes)...)
 	if len(refusals) > 0 {
 		return nil, &RefusedError{Refusals: refusals}
 	}

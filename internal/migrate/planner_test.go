@@ -3,12 +3,15 @@ package migrate
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/version"
 	fakediscovery "k8s.io/client-go/discovery/fake"
@@ -138,8 +141,19 @@ func TestBuildPlanRefuses(t *testing.T) {
 		{"1.27 has no in-tree provider", "v1.27.3", base(), PlanOptions{}, []string{"Kubernetes 1.27 and later have no in-tree AWS provider", "awsccmctl install"}},
 		{"managed control plane", "v1.26.13", []runtime.Object{node("n", false)}, PlanOptions{}, []string{"managed (EKS)"}},
 		{"already external", "v1.26.13", base("--cloud-provider=external"), PlanOptions{}, []string{"already runs with --cloud-provider=external"}},
-		{"cloud routes", "v1.26.13", base("--allocate-node-cidrs=true"), PlanOptions{}, []string{"runs cloud routes", "--configure-cloud-routes=false"}},
+		{"cloud routes", "v1.26.13", base("--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16"), PlanOptions{}, nil},
 		{"cloud routes off", "v1.26.13", base("--allocate-node-cidrs=true", "--configure-cloud-routes=false"), PlanOptions{}, nil},
+		{"cloud routes without --cluster-cidr", "v1.26.13", base("--allocate-node-cidrs=true"), PlanOptions{},
+			[]string{"runs cloud routes (--allocate-node-cidrs with --configure-cloud-routes) without --cluster-cidr", "give kube-controller-manager its --cluster-cidr"}},
+		{"cloud routes turned off for the CCM", "v1.26.13", base("--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16"),
+			PlanOptions{Install: install.Configuration{ConfigureCloudRoutes: new(false)}},
+			[]string{"--configure-cloud-routes=false, but kube-controller-manager runs cloud routes", "leave --configure-cloud-routes unset"}},
+		{"another cluster CIDR for the CCM", "v1.26.13", base("--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16"),
+			PlanOptions{Install: install.Configuration{ClusterCIDR: "10.96.0.0/12"}},
+			[]string{"--cluster-cidr 10.96.0.0/12, but kube-controller-manager routes --cluster-cidr=10.244.0.0/16", "set it to 10.244.0.0/16"}},
+		{"control-plane nodes disagree on --cluster-cidr", "v1.26.13",
+			append(base("--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16"), kcmPod("cp-2", append(append([]string{}, inTree...), "--allocate-node-cidrs=true", "--cluster-cidr=10.245.0.0/16")...)),
+			PlanOptions{}, []string{"--cluster-cidr differs between cp-1", "make every control-plane node's kube-controller-manager flags the same"}},
 		{"preflight failed", "v1.26.13", base(), PlanOptions{Preflight: failedEBS}, []string{"preflight storage-ebs-csi-driver failed", "install the EBS CSI driver"}},
 		{"preflight not run", "v1.26.13", base(), PlanOptions{Preflight: nil}, []string{"pre-migrate preflight did not run"}},
 		{"private ECR without a credential provider", "v1.26.13", base(), PlanOptions{Preflight: &preflight.Report{Findings: []preflight.Finding{{
@@ -171,6 +185,73 @@ func TestBuildPlanRefuses(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error lacks %q:\n%v", w, err)
 				}
+			}
+		})
+	}
+}
+
+// TestBuildPlanCarriesCloudRoutes: a kube-controller-manager that runs
+// cloud routes hands them to the CCM's route controller: the plan's install
+// values turn it on over the same pod CIDRs, the rendered CCM runs it with
+// those flags, its leader-migration file hands node-route-controller over
+// with the KCM's route, and the gates wait for it.
+func TestBuildPlanCarriesCloudRoutes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		on    bool
+		cidr  string
+	}{
+		{"allocate and routes (default on)", []string{"--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16"}, true, "10.244.0.0/16"},
+		{"dual-stack, routes explicit", []string{"--allocate-node-cidrs=true", "--configure-cloud-routes=true", "--cluster-cidr=10.244.0.0/16,fd00:10:244::/56"}, true, "10.244.0.0/16,fd00:10:244::/56"},
+		{"routes off", []string{"--allocate-node-cidrs=true", "--configure-cloud-routes=false", "--cluster-cidr=10.244.0.0/16"}, false, ""},
+		{"no allocation", []string{"--cluster-cidr=10.244.0.0/16"}, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := discover(t, "v1.26.13", kcmPod("cp-1", append(append([]string{}, inTree...), tc.flags...)...), kubeadmConfig(), node("cp-1", true))
+			p, err := BuildPlan(c, PlanOptions{Install: install.Configuration{Image: "example.com/ccm:v1"}, Preflight: passingPreflight})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Spec.Install; *got.ConfigureCloudRoutes != tc.on || got.ClusterCIDR != tc.cidr {
+				t.Errorf("install: configureCloudRoutes %v clusterCIDR %q, want %v %q", *got.ConfigureCloudRoutes, got.ClusterCIDR, tc.on, tc.cidr)
+			}
+			objs, err := ccmObjects(p, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var args []string
+			var lm string
+			for _, o := range objs {
+				switch o.GetKind() {
+				case "DaemonSet":
+					cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+					a, _, _ := unstructured.NestedStringSlice(cs[0].(map[string]any), "args")
+					args = a
+				case "ConfigMap":
+					data, _, _ := unstructured.NestedStringMap(o.Object, "data")
+					for _, v := range data {
+						if strings.Contains(v, "LeaderMigrationConfiguration") {
+							lm = v
+						}
+					}
+				}
+			}
+			wantArgs := []string{"--configure-cloud-routes=" + strconv.FormatBool(tc.on)}
+			if tc.on {
+				wantArgs = append(wantArgs, "--cluster-cidr="+tc.cidr)
+			}
+			for _, w := range wantArgs {
+				if !slices.Contains(args, w) {
+					t.Errorf("the CCM's args lack %s: %v", w, args)
+				}
+			}
+			if !strings.Contains(lm, "name: node-route-controller") || !strings.Contains(lm, "name: route\n") {
+				t.Errorf("the CCM's leader-migration file does not hand over the route controller:\n%s", lm)
+			}
+			e := &env{plan: p}
+			if got := slices.Contains(e.migratedCCMControllers(), "node-route-controller"); got != tc.on {
+				t.Errorf("the gates wait for node-route-controller: %v, want %v", got, tc.on)
 			}
 		})
 	}
