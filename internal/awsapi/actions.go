@@ -89,6 +89,8 @@ var registry = []Action{
 		Why: "resolve nodes to instances: providerID, addresses, type, zone, existence and shutdown state"},
 	{Service: ServiceEC2, Operation: "DescribeAvailabilityZones", Components: []string{ComponentCCM, ComponentPreflight},
 		Why: "map zone names to zone IDs for the topology.k8s.aws/zone-id label"},
+	{Service: ServiceEC2, Operation: "DescribeInstanceTopology", Components: []string{ComponentCCM},
+		Why: "topology.k8s.aws/network-node-layer-N labels of joining Nodes (100 instances a call); required for SupportedTopologyInstanceTypePattern types"},
 	{Service: ServiceSTS, Operation: "GetCallerIdentity", Components: []string{ComponentPreflight},
 		Why: "show which principal the CCM runs as"},
 	{Service: ServiceSTS, Operation: "AssumeRole", Components: []string{ComponentCCM},

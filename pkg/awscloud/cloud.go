@@ -21,6 +21,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/internal/lb"
+	"github.com/awsccmctl/awsccmctl/internal/topology"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
 
@@ -107,6 +108,7 @@ type Cloud struct {
 	refs        *nodeRefs
 	lb          *lb.Reconciler
 	breaker     *instances.Breaker
+	topology    *topology.Reader
 }
 
 var _ cloudprovider.Interface = (*Cloud)(nil)
@@ -156,6 +158,9 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 	})
 	cloud.breaker = cloud.newBreaker(c.ViewMetrics)
 	cloud.zones = newZoneIDs(newEC2Calls(clients.EC2), clk)
+	if cloud.topology, err = newTopology(cc, clients.EC2, clk); err != nil {
+		return nil, err
+	}
 	cloud.lb = cloud.newLoadBalancers(clients, c.ClusterName)
 	klog.InfoS("AWS cloud provider ready", "region", env.Region, "vpc", env.VPCID, "clusterID", env.ClusterID,
 		"legacyClusterTag", env.Legacy, "instanceCacheMaxAge", flags.InstanceCacheMaxAge, "absenceGracePeriod", flags.AbsenceGracePeriod,

@@ -83,13 +83,17 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (
 	// The status loop asks about every Node, so a tripped breaker learns
 	// here that the instances are back even if no Node is NotReady.
 	i.c.recheckBreaker(ctx)
+	labels := map[string]string{ZoneIDLabel: zoneID}
+	if err := i.topologyLabels(ctx, node, inst, labels); err != nil {
+		return nil, err
+	}
 	return &cloudprovider.InstanceMetadata{
 		ProviderID:       providerid.Format(inst.Zone, inst.ID),
 		InstanceType:     inst.Type,
 		NodeAddresses:    nodeAddresses(inst, i.c.cfg.Global.NodeIPFamilies),
 		Zone:             inst.Zone,
 		Region:           i.c.env.Region,
-		AdditionalLabels: map[string]string{ZoneIDLabel: zoneID},
+		AdditionalLabels: labels,
 	}, nil
 }
 

@@ -8,6 +8,9 @@ const (
 	ProviderName = "aws"
 	// ZoneIDLabel carries the AZ ID (use1-az1), stable across accounts.
 	ZoneIDLabel = "topology.k8s.aws/zone-id"
+	// NetworkNodeLabelPrefix + N (from 1, the layer nearest the spine)
+	// carries the instance's network node of layer N.
+	NetworkNodeLabelPrefix = "topology.k8s.aws/network-node-layer-"
 )
 
 // Event reasons on Nodes (stable: users alert on them).
@@ -20,4 +23,8 @@ const (
 	// ReasonNodeDeletionWithheld: the node deletion breaker keeps a Node
 	// whose instance is missing because too many are missing at once.
 	ReasonNodeDeletionWithheld = "AWSNodeDeletionWithheld"
+	// ReasonTopologyMissing: a Node whose instance type must have an
+	// instance topology (SupportedTopologyInstanceTypePattern) has none
+	// yet; it stays uninitialized.
+	ReasonTopologyMissing = "AWSInstanceTopologyMissing"
 )

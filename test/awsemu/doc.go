@@ -7,7 +7,9 @@
 //
 //   - EC2 (ec2query, Version 2016-11-15): DescribeInstances,
 //     DescribeAvailabilityZones, DescribeSubnets, DescribeSecurityGroups,
-//     DescribeRouteTables, DescribeVpcs, CreateTags, DeleteTags, and the
+//     DescribeRouteTables, DescribeVpcs, DescribeInstanceTopology (network
+//     nodes of the topology instance types, ec2_topology.go), CreateTags,
+//     DeleteTags, and the
 //     security group calls of the load-balancer code (ec2_sg.go):
 //     CreateSecurityGroup, DeleteSecurityGroup (DependencyViolation while a
 //     rule of another group, an instance or a load balancer uses the

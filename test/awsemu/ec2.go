@@ -20,6 +20,9 @@ type ec2State struct {
 	lbs *elbState
 	// sgRuleLimit is the quota of ingress rules per security group.
 	sgRuleLimit int
+	// topologyTypes are the instance types with instance topology
+	// (ec2_topology.go).
+	topologyTypes []string
 	// routeLimit is the quota of routes per route table (ec2_routes.go);
 	// guarded by mu, SetRouteLimit changes it.
 	routeLimit int
@@ -37,6 +40,7 @@ type ec2State struct {
 // newEC2State builds the EC2 model of a validated, defaulted fixture.
 func newEC2State(c *common, f *Fixture) *ec2State {
 	s := &ec2State{common: c, sgRuleLimit: f.SecurityGroupRuleLimit, routeLimit: f.RouteLimit, eniOwner: map[string]string{}}
+	s.topologyTypes = f.TopologyInstanceTypes
 	for i := range f.VPCs {
 		s.vpcs.put(f.VPCs[i].ID, &f.VPCs[i])
 	}
@@ -67,6 +71,7 @@ func ec2Service(s *ec2State) *service {
 			"DescribeSecurityGroups":    s.describeSecurityGroups,
 			"DescribeRouteTables":       s.describeRouteTables,
 			"DescribeVpcs":              s.describeVpcs,
+			"DescribeInstanceTopology":  s.describeInstanceTopology,
 			"CreateTags":                s.createTags,
 			"DeleteTags":                s.deleteTags,
 			// Security groups (ec2_sg.go).

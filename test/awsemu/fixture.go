@@ -50,6 +50,10 @@ type Fixture struct {
 	// AuthorizeSecurityGroupIngress fails with
 	// RulesPerSecurityGroupLimitExceeded (0 = the AWS default of 60).
 	SecurityGroupRuleLimit int `json:"securityGroupRuleLimit,omitempty"`
+	// TopologyInstanceTypes are the instance types DescribeInstanceTopology
+	// reports network nodes for (default DefaultTopologyInstanceTypes, the
+	// types EC2 documents); see ec2_topology.go.
+	TopologyInstanceTypes []string `json:"topologyInstanceTypes,omitempty"`
 	// RouteLimit is the number of routes (the VPC-local one not counted) a
 	// route table may hold before CreateRoute fails with
 	// RouteLimitExceeded (0 = the AWS default of 50).
@@ -154,6 +158,12 @@ type Instance struct {
 	IAMInstanceProfileArn string            `json:"iamInstanceProfileArn,omitempty"`
 	// SourceDestCheck defaults to true when nil.
 	SourceDestCheck *bool `json:"sourceDestCheck,omitempty"`
+	// PlacementGroup is the name of the instance's placement group.
+	PlacementGroup string `json:"placementGroup,omitempty"`
+	// NetworkNodes are what DescribeInstanceTopology reports while the
+	// instance runs, whatever its type; empty: derived ones for the
+	// fixture's TopologyInstanceTypes, none for other types.
+	NetworkNodes []string `json:"networkNodes,omitempty"`
 }
 
 // ENI is a network interface attached to an instance. PrivateIPs[0] is the

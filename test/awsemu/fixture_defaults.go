@@ -27,6 +27,9 @@ func (f *Fixture) applyDefaults() {
 	if len(f.Zones) == 0 {
 		f.Zones = defaultZones(f.Region)
 	}
+	if len(f.TopologyInstanceTypes) == 0 {
+		f.TopologyInstanceTypes = slices.Clone(DefaultTopologyInstanceTypes)
+	}
 	subnets := map[string]*Subnet{}
 	for i := range f.Subnets {
 		subnets[f.Subnets[i].ID] = &f.Subnets[i]
@@ -203,6 +206,7 @@ func (rt RouteTable) clone() RouteTable {
 func (in Instance) clone() Instance {
 	in.Tags = maps.Clone(in.Tags)
 	in.SecurityGroupIDs = slices.Clone(in.SecurityGroupIDs)
+	in.NetworkNodes = slices.Clone(in.NetworkNodes)
 	in.ENIs = slices.Clone(in.ENIs)
 	for i := range in.ENIs {
 		in.ENIs[i].PrivateIPs = slices.Clone(in.ENIs[i].PrivateIPs)

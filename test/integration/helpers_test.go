@@ -30,6 +30,8 @@ type instanceOpts struct {
 	state    string
 	public   bool
 	untagged bool
+	// typ is the instance type (default m6i.large).
+	typ string
 }
 
 // addInstance adds an instance to the emulator: primary IP plus one
@@ -54,6 +56,9 @@ func addInstance(t testing.TB, o instanceOpts) awsemu.Instance {
 		ENIs:             []awsemu.ENI{{DeviceIndex: 0, PrivateIPs: []string{ip, podIP}}},
 		SecurityGroupIDs: []string{nodeGroupID},
 		Tags:             map[string]string{"kubernetes.io/cluster/" + clusterID: "owned", "Name": fmt.Sprintf("node-%d", n)},
+	}
+	if o.typ != "" {
+		in.Type = o.typ
 	}
 	if o.untagged {
 		in.Tags = map[string]string{"Name": fmt.Sprintf("node-%d", n)}

@@ -1,0 +1,227 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/smithy-go"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/awsccmctl/awsccmctl/internal/coalesce"
+)
+
+// DescribeInstanceTopologyFunc is ec2.Client.DescribeInstanceTopology as a
+// value (see internal/awsapi/calls.go for why not an interface).
+type DescribeInstanceTopologyFunc func(context.Context, *ec2.DescribeInstanceTopologyInput, ...func(*ec2.Options)) (*ec2.DescribeInstanceTopologyOutput, error)
+
+// DescribeInstanceTopology lets f serve as ec2.DescribeInstanceTopologyAPIClient.
+func (f DescribeInstanceTopologyFunc) DescribeInstanceTopology(ctx context.Context, in *ec2.DescribeInstanceTopologyInput, optFns ...func(*ec2.Options)) (*ec2.DescribeInstanceTopologyOutput, error) {
+	return f(ctx, in, optFns...)
+}
+
+// EC2 lists the EC2 operations the package calls.
+type EC2 struct {
+	DescribeInstanceTopology DescribeInstanceTopologyFunc
+}
+
+// NewEC2 takes the calls from a client.
+func NewEC2(c *ec2.Client) EC2 { return EC2{DescribeInstanceTopology: c.DescribeInstanceTopology} }
+
+const (
+	// MaxIDsPerCall is EC2's limit of InstanceId.N per call. MaxResults
+	// may not come with instance IDs, so each call is paged by EC2's
+	// default of 20 through NextToken.
+	MaxIDsPerCall = 100
+	// UnsupportedFor is how long a type EC2 lists no topology for, or a
+	// region without the API, is not asked about again (upstream's 24 h).
+	UnsupportedFor = 24 * time.Hour
+	// DefaultBatchWindow is how long a lookup waits for other Nodes.
+	DefaultBatchWindow = 20 * time.Millisecond
+	batchTimeout       = 2 * time.Minute
+)
+
+// ErrNoTopology: EC2 answered, but not with network nodes for the
+// instance (its type has none, or it is not running yet).
+var ErrNoTopology = errors.New("EC2 reports no instance topology")
+
+// RequiredError is a failed or empty lookup for an instance whose type
+// matches the required pattern: its Node must not be initialized yet.
+type RequiredError struct {
+	InstanceID, Type, Pattern string
+	// Err is ErrNoTopology or the EC2 error.
+	Err error
+}
+
+func (e *RequiredError) Error() string {
+	return fmt.Sprintf("instance topology of %s (%s, matches SupportedTopologyInstanceTypePattern %q): %v", e.InstanceID, e.Type, e.Pattern, e.Err)
+}
+
+func (e *RequiredError) Unwrap() error { return e.Err }
+
+// Options configure a Reader.
+type Options struct {
+	// Required matches the types that must get an answer; nil: none.
+	Required *regexp.Regexp
+	// BatchWindow is how long a lookup waits for others to join it.
+	BatchWindow time.Duration
+	// Clock times the unsupported memory (tests step it).
+	Clock clock.PassiveClock
+}
+
+// Reader answers NetworkNodes. It is safe for concurrent use.
+type Reader struct {
+	api   EC2
+	opts  Options
+	group *coalesce.Group[map[string]answer]
+
+	mu sync.Mutex
+	// unsupported holds until when an instance type is not asked about.
+	unsupported map[string]time.Time
+	// apiMissingUntil: the region has no DescribeInstanceTopology.
+	apiMissingUntil time.Time
+}
+
+type answer struct {
+	listed bool
+	nodes  []string
+	err    error
+}
+
+// New returns a Reader over api.
+func New(api EC2, opts Options) *Reader {
+	if opts.BatchWindow <= 0 {
+		opts.BatchWindow = DefaultBatchWindow
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	r := &Reader{api: api, opts: opts, unsupported: map[string]time.Time{}}
+	r.group = coalesce.New(opts.BatchWindow, batchTimeout, r.lookup)
+	return r
+}
+
+// Required reports whether instanceType must get a topology answer.
+func (r *Reader) Required(instanceType string) bool {
+	return r.opts.Required != nil && r.opts.Required.MatchString(instanceType)
+}
+
+// NetworkNodes returns the network nodes of instance id (of instanceType),
+// from the spine down to the instance's own. Nil with no error: there are
+// none to label, and for a type not Required that includes failed calls
+// (logged). Errors are *RequiredError.
+func (r *Reader) NetworkNodes(ctx context.Context, id, instanceType string) ([]string, error) {
+	if instanceType == "" || r.skip(instanceType) {
+		return nil, nil
+	}
+	res, err := r.group.Do(ctx, id)
+	a, ok := res[id]
+	switch {
+	case err != nil: // ctx ended
+		a.err = err
+	case !ok:
+		a.err = fmt.Errorf("lookup finished without an answer for %s", id)
+	}
+	if a.err == nil && len(a.nodes) > 0 {
+		return a.nodes, nil
+	}
+	if a.err != nil && r.apiMissing() {
+		return nil, nil // logged once by lookup
+	}
+	if r.Required(instanceType) {
+		if a.err == nil {
+			a.err = ErrNoTopology
+		}
+		return nil, &RequiredError{InstanceID: id, Type: instanceType, Pattern: r.opts.Required.String(), Err: a.err}
+	}
+	switch {
+	case a.err != nil:
+		klog.InfoS("Cannot read the instance topology; the Node is initialized without network-node labels (its type does not match SupportedTopologyInstanceTypePattern)",
+			"instance", id, "instanceType", instanceType, "err", a.err)
+	case !a.listed:
+		r.markUnsupported(instanceType)
+	default:
+		klog.V(2).InfoS("Instance listed without network nodes (not running yet?); no network-node labels", "instance", id, "instanceType", instanceType)
+	}
+	return nil, nil
+}
+
+func (r *Reader) skip(instanceType string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.opts.Clock.Now()
+	if now.Before(r.apiMissingUntil) {
+		return true
+	}
+	until, ok := r.unsupported[instanceType]
+	if ok && !now.Before(until) {
+		delete(r.unsupported, instanceType)
+		return false
+	}
+	return ok
+}
+
+func (r *Reader) apiMissing() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.opts.Clock.Now().Before(r.apiMissingUntil)
+}
+
+func (r *Reader) markUnsupported(instanceType string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.unsupported[instanceType]; !ok {
+		klog.InfoS("EC2 lists no instance topology for this instance type; not asking again for 24h", "instanceType", instanceType)
+	}
+	r.unsupported[instanceType] = r.opts.Clock.Now().Add(UnsupportedFor)
+}
+
+// lookup asks EC2 about ids, MaxIDsPerCall at a time, following NextToken.
+// A failed chunk fails only its own IDs.
+func (r *Reader) lookup(ctx context.Context, ids []string) (map[string]answer, error) {
+	slices.Sort(ids)
+	out := make(map[string]answer, len(ids))
+	for chunk := range slices.Chunk(ids, MaxIDsPerCall) {
+		found, err := r.describe(ctx, chunk)
+		if err != nil {
+			var ae smithy.APIError
+			if errors.As(err, &ae) && ae.ErrorCode() == "UnsupportedOperation" {
+				r.mu.Lock()
+				r.apiMissingUntil = r.opts.Clock.Now().Add(UnsupportedFor)
+				r.mu.Unlock()
+				klog.InfoS("DescribeInstanceTopology is not available in this region; no network-node labels for 24h", "err", err)
+			}
+		}
+		for _, id := range chunk {
+			if err != nil {
+				out[id] = answer{err: err}
+				continue
+			}
+			nodes, listed := found[id]
+			out[id] = answer{listed: listed, nodes: nodes}
+		}
+	}
+	return out, nil
+}
+
+func (r *Reader) describe(ctx context.Context, ids []string) (map[string][]string, error) {
+	found := map[string][]string{}
+	in := &ec2.DescribeInstanceTopologyInput{InstanceIds: ids}
+	for p := ec2.NewDescribeInstanceTopologyPaginator(r.api.DescribeInstanceTopology, in); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("describe instance topology of %d instances: %w", len(ids), err)
+		}
+		for _, it := range page.Instances {
+			found[aws.ToString(it.InstanceId)] = it.NetworkNodes
+		}
+	}
+	return found, nil
+}
