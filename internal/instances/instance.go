@@ -27,10 +27,18 @@ type Instance struct {
 	// SecurityGroups are the IDs of the instance's security groups (of its
 	// primary interface); load balancers open node ports in them.
 	SecurityGroups []string
+	// SourceDestCheck is on unless turned off; the instance must have it
+	// off to be the target of pod routes (internal/routes turns it off).
+	SourceDestCheck bool
+	// Tags are the instance's tags whose keys are in Options.TagKeys, nil
+	// when it has none of them.
+	Tags map[string]string
 }
 
 // ENI is one network interface of an instance.
 type ENI struct {
+	// ID is the interface's ID (eni-...); routes may target it.
+	ID          string
 	DeviceIndex int32
 	Status      string // in-use, ...
 	// PrimaryIP is the interface's primary private IPv4 address.
@@ -61,6 +69,9 @@ func fromEC2(in ec2types.Instance) *Instance {
 		PrivateIP:      aws.ToString(in.PrivateIpAddress),
 		PublicIP:       aws.ToString(in.PublicIpAddress),
 		LaunchTime:     aws.ToTime(in.LaunchTime),
+		// EC2 reports the attribute on every instance in a VPC; absent
+		// (never in practice) is taken as on, EC2's default.
+		SourceDestCheck: in.SourceDestCheck == nil || *in.SourceDestCheck,
 	}
 	if in.State != nil {
 		out.State = string(in.State.Name)
@@ -72,7 +83,7 @@ func fromEC2(in ec2types.Instance) *Instance {
 		out.Zone = aws.ToString(in.Placement.AvailabilityZone)
 	}
 	for _, ni := range in.NetworkInterfaces {
-		eni := ENI{Status: string(ni.Status)}
+		eni := ENI{ID: aws.ToString(ni.NetworkInterfaceId), Status: string(ni.Status)}
 		if ni.Attachment != nil {
 			eni.DeviceIndex = aws.ToInt32(ni.Attachment.DeviceIndex)
 		}
