@@ -74,9 +74,14 @@ func NewCommand(o Options) (*cobra.Command, error) {
 			o.OnCloudError(fmt.Errorf("--cloud-provider=%q: this binary only serves %q", shared.Name, awscloud.ProviderName))
 			return nil
 		}
+		if err := checkRouteFlags(c); err != nil {
+			o.OnCloudError(err)
+			return nil
+		}
 		m := awsapi.NewMetrics(o.Registerer)
 		cloud, err := awscloud.New(context.Background(), awscloud.Config{
 			CloudConfigPath: shared.CloudConfigFile, Flags: flags, Metrics: m, ViewMetrics: instances.NewMetrics(o.Registerer),
+			ClusterCIDR: c.ComponentConfig.KubeCloudShared.ClusterCIDR,
 			ClusterName: c.ComponentConfig.KubeCloudShared.ClusterName,
 		})
 		if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/internal/lb"
+	"github.com/awsccmctl/awsccmctl/internal/routes"
 	"github.com/awsccmctl/awsccmctl/internal/topology"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
@@ -91,6 +92,9 @@ type Config struct {
 	// ClusterName is the CCM's --cluster-name; upstream hashes it into the
 	// names of managed NLB security groups (empty: lb.DefaultClusterName).
 	ClusterName string
+	// ClusterCIDR is --cluster-cidr (comma-separated): the routes own only
+	// routes into it; empty leaves Routes() off.
+	ClusterCIDR string
 }
 
 // Cloud is the AWS cloudprovider.Interface.
@@ -107,6 +111,7 @@ type Cloud struct {
 	nodes       corelisters.NodeLister
 	refs        *nodeRefs
 	lb          *lb.Reconciler
+	routes      *routes.Manager
 	breaker     *instances.Breaker
 	topology    *topology.Reader
 }
@@ -121,6 +126,10 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		flags = NewFlags()
 	}
 	if err := flags.Validate(); err != nil {
+		return nil, err
+	}
+	clusterCIDRs, err := routes.ParseClusterCIDRs(c.ClusterCIDR)
+	if err != nil {
 		return nil, err
 	}
 	if c.CloudConfigPath == "" {
@@ -162,6 +171,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		return nil, err
 	}
 	cloud.lb = cloud.newLoadBalancers(clients, c.ClusterName)
+	cloud.routes = cloud.newRoutes(clients, clusterCIDRs)
 	klog.InfoS("AWS cloud provider ready", "region", env.Region, "vpc", env.VPCID, "clusterID", env.ClusterID,
 		"legacyClusterTag", env.Legacy, "instanceCacheMaxAge", flags.InstanceCacheMaxAge, "absenceGracePeriod", flags.AbsenceGracePeriod,
 		"maxAbsentNodeDeletions", flags.MaxAbsentNodeDeletions)
