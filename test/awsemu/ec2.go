@@ -20,12 +20,12 @@ type ec2State struct {
 	lbs *elbState
 	// sgRuleLimit is the quota of ingress rules per security group.
 	sgRuleLimit int
-	// topologyTypes are the instance types with instance topology
-	// (ec2_topology.go).
-	topologyTypes []string
 	// routeLimit is the quota of routes per route table (ec2_routes.go);
 	// guarded by mu, SetRouteLimit changes it.
 	routeLimit int
+	// topologyTypes are the instance types with instance topology
+	// (ec2_topology.go).
+	topologyTypes []string
 
 	mu              sync.RWMutex // guards the state below
 	vpcs            table[VPC]
@@ -320,12 +320,21 @@ func (s *ec2State) resourceTags(id string, now time.Time) (*map[string]string, *
 	return nil, newAPIError(http.StatusBadRequest, "InvalidID", "The ID '%s' is not valid", id)
 }
 
+// maxTaggedResources is EC2's limit on ResourceId.N in one CreateTags or
+// DeleteTags call.
+const maxTaggedResources = 1000
+
 // lookupTagged resolves all ResourceId.N before anything changes, so a
 // failing CreateTags/DeleteTags changes nothing. Callers hold s.mu.
 func (s *ec2State) lookupTagged(form url.Values) ([]*map[string]string, *apiError) {
 	ids := indexedValues(form, "ResourceId")
 	if len(ids) == 0 {
 		return nil, errMissingParameter("ResourceId")
+	}
+	// "Constraints: Up to 1000 resource IDs" (CreateTags, DeleteTags).
+	if len(ids) > maxTaggedResources {
+		return nil, newAPIError(http.StatusBadRequest, "ResourceCountExceeded",
+			"You have exceeded the number of resources allowed for this request: %d resource IDs, the limit is %d", len(ids), maxTaggedResources)
 	}
 	now := time.Now()
 	var out []*map[string]string
