@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds an OCI image tarball of aws-cloud-controller-manager without Docker:
-# compiles the static binary for the target platform (same flags and version
+# compiles the static binaries (the CCM and ecr-credential-provider, which
+# its DaemonSet copies onto nodes) for the target platform (same flags and version
 # stamp as hack/build.sh) and runs hack/image, which writes
 # _output/image/aws-cloud-controller-manager-<version>-<arch>.<format>.tar.
 #
@@ -35,10 +36,13 @@ EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 
 OUT=$ROOT/_output/image
 mkdir -p "$OUT/bin-$ARCH" "$OUT/tools"
-CGO_ENABLED=0 GOOS=linux GOARCH=$ARCH go build -trimpath -ldflags "$LDFLAGS" \
-	-o "$OUT/bin-$ARCH/aws-cloud-controller-manager" ./cmd/aws-cloud-controller-manager
+for cmd in aws-cloud-controller-manager ecr-credential-provider; do
+	CGO_ENABLED=0 GOOS=linux GOARCH=$ARCH go build -trimpath -ldflags "$LDFLAGS" \
+		-o "$OUT/bin-$ARCH/$cmd" "./cmd/$cmd"
+done
 # The image tool runs here, so it is built for this machine.
 GOOS= GOARCH= go build -o "$OUT/tools/image" ./hack/image
 "$OUT/tools/image" --binary "$OUT/bin-$ARCH/aws-cloud-controller-manager" \
+	--ecr-credential-provider "$OUT/bin-$ARCH/ecr-credential-provider" \
 	--platform "$PLATFORM" --format "$FORMAT" --version "$VERSION" --revision "$COMMIT" \
 	--epoch "$EPOCH" --output-dir "$OUT"

@@ -104,14 +104,19 @@ func iamPage() []byte {
 	b.WriteString("# IAM actions\n\n")
 	b.WriteString("Every AWS action the code can call, from the registry in `internal/awsapi/actions.go`.\n")
 	b.WriteString("A call missing from the registry fails before it is sent, so this list is complete.\n")
-	b.WriteString("The policies in `iam/` are generated from the same list.\n\n")
+	b.WriteString("The policies in `iam/` are generated from the same list. The node role's pull actions\n")
+	b.WriteString("are listed too: the container runtime calls them with the token ecr-credential-provider gets.\n\n")
 	b.WriteString("| action | mutating | used by | why |\n|---|---|---|---|\n")
 	for _, a := range awsapi.Actions("") {
 		mut := "no"
 		if a.Mutating {
 			mut = "yes"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", a.IAMAction(), mut, strings.Join(a.Components, ", "), a.Why)
+		users := strings.Join(a.Components, ", ")
+		if a.CalledBy != "" {
+			users += " (" + a.CalledBy + ")"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", a.IAMAction(), mut, users, a.Why)
 	}
 	return b.Bytes()
 }

@@ -7,6 +7,10 @@ const (
 	binaryName = "aws-cloud-controller-manager"
 	// entrypoint is where the binary lives in the image.
 	entrypoint = "/" + binaryName
+	// ecrProviderName is the kubelet credential provider's file, at the
+	// image's root: the ecr-credential-provider DaemonSet runs
+	// /ecr-credential-provider install (internal/install templates).
+	ecrProviderName = "ecr-credential-provider"
 	// caBundlePath is where the Mozilla roots are written; SSL_CERT_FILE
 	// points to it.
 	caBundlePath = "/etc/ssl/certs/ca-certificates.crt"

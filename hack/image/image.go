@@ -17,13 +17,16 @@ import (
 // spec is everything that determines the image. Equal specs give equal
 // digests.
 type spec struct {
-	Binary   []byte      // the static CCM binary for Platform
-	CABundle []byte      // PEM roots written to caBundlePath
-	Platform v1.Platform // OS and Architecture (and Variant, if any)
-	Version  string      // org.opencontainers.image.version
-	Revision string      // org.opencontainers.image.revision
-	Created  time.Time   // config created time and every file's mtime
-	Format   string      // formatOCI or formatDocker: selects media types
+	Binary []byte // the static CCM binary for Platform
+	// ECRCredentialProvider is the static ecr-credential-provider for
+	// Platform, which its DaemonSet copies onto the nodes.
+	ECRCredentialProvider []byte
+	CABundle              []byte      // PEM roots written to caBundlePath
+	Platform              v1.Platform // OS and Architecture (and Variant, if any)
+	Version               string      // org.opencontainers.image.version
+	Revision              string      // org.opencontainers.image.revision
+	Created               time.Time   // config created time and every file's mtime
+	Format                string      // formatOCI or formatDocker: selects media types
 }
 
 // buildImage assembles the one-layer image on scratch.
@@ -34,7 +37,7 @@ func buildImage(s spec) (v1.Image, error) {
 	}
 	created := s.Created.UTC()
 
-	raw, err := layerTar(rootfs(s.Binary, s.CABundle), created)
+	raw, err := layerTar(rootfs(s.Binary, s.ECRCredentialProvider, s.CABundle), created)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +57,7 @@ func buildImage(s spec) (v1.Image, error) {
 		History: v1.History{
 			Created:   v1.Time{Time: created},
 			CreatedBy: "hack/image",
-			Comment:   "aws-cloud-controller-manager, CA roots, nonroot user",
+			Comment:   "aws-cloud-controller-manager, ecr-credential-provider, CA roots, nonroot user",
 		},
 	})
 	if err != nil {

@@ -34,13 +34,14 @@ func testSpec(t *testing.T) spec {
 		t.Fatal(err)
 	}
 	return spec{
-		Binary:   []byte("\x7fELF not really a binary"),
-		CABundle: roots,
-		Platform: v1.Platform{OS: "linux", Architecture: "amd64"},
-		Version:  "v1.2.3",
-		Revision: "0123456789abcdef0123456789abcdef01234567",
-		Created:  testEpoch,
-		Format:   formatOCI,
+		Binary:                []byte("\x7fELF not really a binary"),
+		ECRCredentialProvider: []byte("\x7fELF not really the ECR provider"),
+		CABundle:              roots,
+		Platform:              v1.Platform{OS: "linux", Architecture: "amd64"},
+		Version:               "v1.2.3",
+		Revision:              "0123456789abcdef0123456789abcdef01234567",
+		Created:               testEpoch,
+		Format:                formatOCI,
 	}
 }
 
@@ -107,6 +108,7 @@ func TestLayerContents(t *testing.T) {
 
 	want := map[string]tarFile{
 		"aws-cloud-controller-manager":      {typ: tar.TypeReg, mode: 0o755, data: string(s.Binary)},
+		"ecr-credential-provider":           {typ: tar.TypeReg, mode: 0o755, data: string(s.ECRCredentialProvider)},
 		"etc/":                              {typ: tar.TypeDir, mode: 0o755},
 		"etc/group":                         {typ: tar.TypeReg, mode: 0o644, data: "root:x:0:\nnonroot:x:65532:\n"},
 		"etc/passwd":                        {typ: tar.TypeReg, mode: 0o644, data: "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"},
@@ -344,7 +346,7 @@ func runTool(t *testing.T, args ...string) (string, string) {
 func TestRunOCIArchive(t *testing.T) {
 	hello, arch := helloBinary(t)
 	args := func(dir string) []string {
-		return []string{"--binary", hello, "--platform", "linux/" + arch, "--version", "v1.2.3+meta",
+		return []string{"--binary", hello, "--ecr-credential-provider", hello, "--platform", "linux/" + arch, "--version", "v1.2.3+meta",
 			"--revision", "abc", "--epoch", "1700000000", "--output-dir", dir}
 	}
 	out1, path1 := runTool(t, args(t.TempDir())...)
@@ -406,12 +408,15 @@ func TestRunOCIArchive(t *testing.T) {
 	if files["aws-cloud-controller-manager"] != string(hb) {
 		t.Error("the binary in the image differs from --binary")
 	}
+	if files["ecr-credential-provider"] != string(hb) {
+		t.Error("the ECR credential provider in the image differs from --ecr-credential-provider")
+	}
 }
 
 func TestRunDockerArchive(t *testing.T) {
 	hello, arch := helloBinary(t)
 	dir := t.TempDir()
-	_, path := runTool(t, "--binary", hello, "--platform", "linux/"+arch, "--format", "docker",
+	_, path := runTool(t, "--binary", hello, "--ecr-credential-provider", hello, "--platform", "linux/"+arch, "--format", "docker",
 		"--version", "v9", "--epoch", "0", "--output-dir", dir)
 	if !strings.HasSuffix(path, "-"+arch+".docker.tar") {
 		t.Errorf("archive %s", path)
@@ -438,7 +443,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	if err == nil {
 		t.Fatal("want an error")
 	}
-	for _, want := range []string{"--binary is required", "--platform", "--format", "--epoch"} {
+	for _, want := range []string{"--binary is required", "--ecr-credential-provider is required", "--platform", "--format", "--epoch"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}

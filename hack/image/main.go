@@ -24,6 +24,7 @@ func main() {
 // options are the command's flags.
 type options struct {
 	binary     string
+	ecrBinary  string
 	platform   string
 	format     string
 	version    string
@@ -37,6 +38,7 @@ func run(args []string, stdout io.Writer) error {
 	o := options{}
 	fs := flag.NewFlagSet("image", flag.ContinueOnError)
 	fs.StringVar(&o.binary, "binary", "", "static aws-cloud-controller-manager binary for --platform (required)")
+	fs.StringVar(&o.ecrBinary, "ecr-credential-provider", "", "static ecr-credential-provider binary for --platform (required)")
 	fs.StringVar(&o.platform, "platform", "linux/amd64", "image platform: linux/amd64 or linux/arm64")
 	fs.StringVar(&o.format, "format", formatOCI, "archive format: oci (OCI image layout tar) or docker (docker load / kind load image-archive)")
 	fs.StringVar(&o.version, "version", "v0.0.0-dev", "version label and tag")
@@ -73,6 +75,9 @@ func build(o options, stdout io.Writer) error {
 	if o.binary == "" {
 		problems = append(problems, fmt.Errorf("--binary is required"))
 	}
+	if o.ecrBinary == "" {
+		problems = append(problems, fmt.Errorf("--ecr-credential-provider is required"))
+	}
 	platform, err := v1.ParsePlatform(o.platform)
 	if err != nil {
 		problems = append(problems, fmt.Errorf("--platform: %w", err))
@@ -102,7 +107,14 @@ func build(o options, stdout io.Writer) error {
 	if err := checkBinary(o.binary, platform.Architecture); err != nil {
 		return err
 	}
+	if err := checkBinary(o.ecrBinary, platform.Architecture); err != nil {
+		return err
+	}
 	bin, err := os.ReadFile(o.binary)
+	if err != nil {
+		return err
+	}
+	ecrBin, err := os.ReadFile(o.ecrBinary)
 	if err != nil {
 		return err
 	}
@@ -111,13 +123,14 @@ func build(o options, stdout io.Writer) error {
 		return err
 	}
 	img, err := buildImage(spec{
-		Binary:   bin,
-		CABundle: roots,
-		Platform: v1.Platform{OS: platform.OS, Architecture: platform.Architecture, Variant: platform.Variant},
-		Version:  o.version,
-		Revision: o.revision,
-		Created:  created,
-		Format:   o.format,
+		Binary:                bin,
+		ECRCredentialProvider: ecrBin,
+		CABundle:              roots,
+		Platform:              v1.Platform{OS: platform.OS, Architecture: platform.Architecture, Variant: platform.Variant},
+		Version:               o.version,
+		Revision:              o.revision,
+		Created:               created,
+		Format:                o.format,
 	})
 	if err != nil {
 		return err

@@ -22,9 +22,10 @@ type entry struct {
 
 // rootfs lists the layer's entries in the order they are written: parents
 // before children, so any extractor can create them.
-func rootfs(binary, caBundle []byte) []entry {
+func rootfs(binary, ecrProvider, caBundle []byte) []entry {
 	return []entry{
 		{path: binaryName, mode: 0o755, data: binary},
+		{path: ecrProviderName, mode: 0o755, data: ecrProvider},
 		{path: "etc/", mode: 0o755, dir: true},
 		{path: "etc/group", mode: 0o644, data: []byte(groupFile())},
 		{path: "etc/passwd", mode: 0o644, data: []byte(passwdFile())},

@@ -14,12 +14,17 @@ const (
 	ServiceELB   = "Elastic Load Balancing"
 	ServiceELBv2 = "Elastic Load Balancing v2"
 	ServiceIAM   = "IAM"
+	ServiceECR   = "ECR"
 )
 
 // Component names who calls an action; iam/ has one policy per component.
 const (
 	ComponentCCM       = "ccm"
 	ComponentPreflight = "preflight"
+	// ComponentNode is every node's instance role: the kubelet runs
+	// ecr-credential-provider with it, and the container runtime pulls
+	// with the token.
+	ComponentNode = "node"
 )
 
 // Action is one AWS API operation the code calls.
@@ -49,6 +54,10 @@ type Action struct {
 	Retags bool
 	// Components lists who calls it.
 	Components []string
+	// CalledBy names who calls an action this project's code never calls
+	// but a component's role needs (the container runtime pulling image
+	// layers with an ECR token); empty: our code calls it.
+	CalledBy string
 	// Why says which code path needs it; it is printed in the IAM reference.
 	Why string
 }
@@ -208,12 +217,22 @@ var registry = []Action{
 		Why: "routes: remove the route of a deleted Node or a changed pod CIDR"},
 	{Service: ServiceEC2, Operation: "ModifyInstanceAttribute", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
 		Why: "routes: turn the source/destination check off on a route's target instance, so it accepts traffic for its pods (only SourceDestCheck is changed)"},
+	// Nodes pulling from private ECR (cmd/ecr-credential-provider).
+	{Service: ServiceECR, Operation: "GetAuthorizationToken", Components: []string{ComponentNode},
+		Why: "ecr-credential-provider: the registry token the kubelet pulls private ECR images with"},
+	{Service: ServiceECR, Operation: "BatchCheckLayerAvailability", Components: []string{ComponentNode}, CalledBy: "the container runtime",
+		Why: "pulling from private ECR with the token: the container runtime checks layers (not this project's code)"},
+	{Service: ServiceECR, Operation: "BatchGetImage", Components: []string{ComponentNode}, CalledBy: "the container runtime",
+		Why: "pulling from private ECR with the token: the container runtime reads the manifest (not this project's code)"},
+	{Service: ServiceECR, Operation: "GetDownloadUrlForLayer", Components: []string{ComponentNode}, CalledBy: "the container runtime",
+		Why: "pulling from private ECR with the token: the container runtime downloads layers (not this project's code)"},
 }
 
-// Registered reports whether service/operation is in the registry.
+// Registered reports whether the code may call service/operation: it is in
+// the registry, and not as an action only another program calls (CalledBy).
 func Registered(service, operation string) bool {
 	return slices.ContainsFunc(registry, func(a Action) bool {
-		return a.Service == service && a.Operation == operation
+		return a.Service == service && a.Operation == operation && a.CalledBy == ""
 	})
 }
 

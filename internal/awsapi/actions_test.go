@@ -72,6 +72,7 @@ func TestEveryRegisteredActionIsCalled(t *testing.T) {
 		ServiceELB:   `"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"`,
 		ServiceELBv2: `"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"`,
 		ServiceIAM:   `"github.com/aws/aws-sdk-go-v2/service/iam"`,
+		ServiceECR:   `"github.com/aws/aws-sdk-go-v2/service/ecr"`,
 	}
 	// Calls the SDK makes for us: AssumeRole through the credentials provider.
 	indirect := map[string]string{"sts:AssumeRole": "stscreds.NewAssumeRoleProvider("}
@@ -90,6 +91,9 @@ func TestEveryRegisteredActionIsCalled(t *testing.T) {
 		}
 	}
 	for _, a := range Actions("") {
+		if a.CalledBy != "" {
+			continue // granted for another program (the container runtime)
+		}
 		tokens := []string{"." + a.Operation + "(", "New" + a.Operation + "Paginator("}
 		needImport := imports[a.Service]
 		if tok, ok := indirect[a.IAMAction()]; ok {

@@ -121,23 +121,15 @@ func (d PolicyDocument) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// nodeActions are what a node's own instance role needs once the CCM is
-// external. None of it is this project's code: the kubelet's
-// ecr-credential-provider plugin calls GetAuthorizationToken, and the
-// container runtime pulls image layers from ECR with the token. The in-tree
-// kubelet's ec2:DescribeInstances / DescribeRegions (still in upstream's
-// node policy) are not needed: an external kubelet never calls EC2.
-var nodeActions = []string{
-	"ecr:BatchCheckLayerAvailability",
-	"ecr:BatchGetImage",
-	"ecr:GetAuthorizationToken",
-	"ecr:GetDownloadUrlForLayer",
-}
-
-// NodePolicy is the policy for the worker and control-plane nodes' role.
+// NodePolicy is the policy for the worker and control-plane nodes' role:
+// the ComponentNode actions, for pulling images from private ECR. The
+// kubelet's ecr-credential-provider calls GetAuthorizationToken, and the
+// container runtime pulls image layers with the token. The in-tree kubelet's
+// ec2:DescribeInstances / DescribeRegions (still in upstream's node policy)
+// are not needed: an external kubelet never calls EC2.
 func NodePolicy() PolicyDocument {
 	return PolicyDocument{Version: "2012-10-17", Statement: []Statement{{
-		Sid: "PullImagesFromECR", Effect: "Allow", Action: slices.Clone(nodeActions), Resource: "*",
+		Sid: "PullImagesFromECR", Effect: "Allow", Action: iamActions(Actions(ComponentNode)), Resource: "*",
 	}}}
 }
 

@@ -52,6 +52,10 @@
 //     CreateListener, DeleteListener, ModifyListener, AddTags and
 //     RemoveTags. Targets are healthy while their instance runs; health
 //     checks are not simulated.
+//   - ECR (JSON 1.1, X-Amz-Target AmazonEC2ContainerRegistry_V20150921.*):
+//     GetAuthorizationToken (ecr.go), a base64 AWS:<password> token valid
+//     for ECRTokenLifetime. JSON requests are routed by X-Amz-Target
+//     (server_json.go); errors are {"__type", "message"}.
 //   - IMDSv2 under /latest/: token flow and the metadata paths the CCM and
 //     the SDK read (instance-id, placement, local-ipv4, macs, the instance
 //     identity document, ...).
@@ -62,7 +66,7 @@
 // by call accounting and fault injection are those signing names ("ec2",
 // "sts") and "iam", "elasticloadbalancing" for Classic ELB and
 // "elasticloadbalancingv2" for ELBv2 (both are signed as
-// "elasticloadbalancing"), plus "imds" for the metadata service, whose
+// "elasticloadbalancing"), "ecr" for ECR, plus "imds" for the metadata service, whose
 // action is the path below /latest/ (for example "api/token" or
 // "meta-data/instance-id").
 //

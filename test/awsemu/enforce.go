@@ -15,7 +15,7 @@ import (
 
 // IAM enforcement. Off by default: the emulator answers every signed
 // request. AddPrincipal turns it on: from then on every API request (EC2,
-// ELB, ELBv2, IAM, STS; not IMDS) must be signed with a known access key,
+// ELB, ELBv2, IAM, STS, ECR; not IMDS) must be signed with a known access key,
 // and each authorization the request needs (enforce_actions.go) is
 // evaluated against the caller's identity-based policies with the same
 // evaluator SimulatePrincipalPolicy uses (iam_policy.go). A denied request

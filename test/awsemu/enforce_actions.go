@@ -29,6 +29,8 @@ import (
 //   - AddTags, CreateTags, RemoveTags and DeleteTags see both the
 //     resource's tags and the request's.
 //   - sts:GetCallerIdentity needs no permission.
+//   - ecr:GetAuthorizationToken takes no resource ("*"): the token is for
+//     every registry the caller may pull from.
 
 // required lists the authorizations a request needs, in the order AWS
 // reports the first missing one.

@@ -18,6 +18,8 @@ const (
 	// protoAWSQuery: <XResponse><XResult>...</XResult><ResponseMetadata/>,
 	// errors in <ErrorResponse><Error><Type/>.
 	protoAWSQuery
+	// protoJSON11: JSON bodies routed by X-Amz-Target (server_json.go).
+	protoJSON11
 )
 
 // apiError is an AWS error response.
@@ -87,6 +89,10 @@ func (p protocol) writeResponse(w http.ResponseWriter, action, xmlns, requestID 
 
 // writeError writes an error response in the protocol's shape.
 func (p protocol) writeError(w http.ResponseWriter, requestID string, e *apiError) {
+	if p == protoJSON11 {
+		writeJSONError(w, requestID, e)
+		return
+	}
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
 	code, msg := escape(e.Code), escape(e.Message)

@@ -24,6 +24,10 @@ type service struct {
 	protocol   protocol
 	xmlns      string
 	actions    actionTable
+	// targetPrefix and jsonActions route JSON-protocol requests: the
+	// X-Amz-Target header is <targetPrefix>.<Operation> (server_json.go).
+	targetPrefix string
+	jsonActions  map[string]jsonHandler
 }
 
 // actionTable maps each Action of a service to its handler.
@@ -95,7 +99,7 @@ func New(f *Fixture) *Server {
 	}
 	// Services sharing a signing name are listed in the order a request
 	// without a known Version picks them.
-	s.services = []*service{ec2Service(s.ec2), stsService(c), iamService(s.iam), elbService(s.elb), elbv2Service(s.elb)}
+	s.services = []*service{ec2Service(s.ec2), stsService(c), iamService(s.iam), elbService(s.elb), elbv2Service(s.elb), ecrService(c)}
 	return s
 }
 
@@ -130,7 +134,8 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// ServeHTTP serves IMDS under /latest/ and the query APIs everywhere else.
+// ServeHTTP serves IMDS under /latest/, the JSON APIs for requests with an
+// X-Amz-Target header, and the query APIs everywhere else.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
@@ -138,6 +143,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/latest" || strings.HasPrefix(r.URL.Path, "/latest/") {
 		svc, action = "imds", strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/latest"), "/")
 		s.serveIMDS(sw, r, action)
+	} else if target := r.Header.Get("X-Amz-Target"); target != "" {
+		svc, action = s.serveJSON(sw, r, target)
 	} else {
 		svc, action = s.serveAPI(sw, r)
 	}
