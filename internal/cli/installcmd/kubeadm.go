@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/ecrcredential"
 	"github.com/awsccmctl/awsccmctl/internal/install/kubeadmconfig"
 )
 
@@ -22,6 +23,10 @@ const (
 	flagProviderID        = "provider-id"
 	flagFromIMDS          = "from-imds"
 	flagMerge             = "merge"
+	flagECRProvider       = "ecr-credential-provider"
+	flagECRConfig         = "credential-provider-config"
+	flagECRBinDir         = "credential-provider-bin-dir"
+	flagPrintECRConfig    = "print-credential-provider-config"
 )
 
 // imdsEndpointEnv is the variable the AWS SDK reads the IMDS endpoint from;
@@ -35,6 +40,12 @@ type KubeadmOptions struct {
 	FromIMDS bool
 	// Merge is the user's kubeadm configuration file to merge into.
 	Merge string
+	// ECRProvider adds the kubelet flags of ecr-credential-provider, with
+	// ECRConfig and ECRBinDir as their paths on the node.
+	ECRProvider          bool
+	ECRConfig, ECRBinDir string
+	// PrintECRConfig prints the kubelet's CredentialProviderConfig instead.
+	PrintECRConfig bool
 }
 
 // kubeadmDeps are the outside lookups of `install kubeadm`, replaced in tests.
@@ -73,6 +84,15 @@ reads both: kubeadm 1.22 to 1.35 read v1beta3, 1.31 and later v1beta4.
 version of the kubeadm on PATH (kubeadm version -o short) is used, or with
 --merge the file's kubernetesVersion.
 
+--ecr-credential-provider gives the kubelet credentials for private ECR registries
+through this project's ecr-credential-provider: it adds
+--image-credential-provider-config and --image-credential-provider-bin-dir to the
+kubelet's flags (paths: --credential-provider-config, --credential-provider-bin-dir).
+Both must exist on the node before kubeadm starts the kubelet: write the file with
+--print-credential-provider-config, and copy the binary from the release or let the
+DaemonSet of 'install manifests --ecr-credential-provider' copy it (see
+docs/ecr-credential-provider.md).
+
 --from-imds, for bootstrap scripts on the node itself, reads instance-id,
 placement/availability-zone and local-hostname from the instance metadata service
 (IMDSv2) and sets --provider-id=aws:///<zone>/<instance-id> and
@@ -81,11 +101,17 @@ the command exits with code 3 (` + imdsEndpointEnv + ` overrides the endpoint).`
 		Example: `  awsccmctl install kubeadm --kubernetes-version v1.37.1 > ccm-kubeadm.yaml
   awsccmctl install kubeadm --merge kubeadm-init.yaml > kubeadm-init-ccm.yaml
   # on each node, in the bootstrap script, before kubeadm join:
-  awsccmctl install kubeadm --from-imds > /etc/kubernetes/ccm-node.yaml`,
+  awsccmctl install kubeadm --from-imds > /etc/kubernetes/ccm-node.yaml
+  # the same with private ECR images:
+  awsccmctl install kubeadm --print-credential-provider-config > /etc/kubernetes/image-credential-provider-config.yaml
+  awsccmctl install kubeadm --from-imds --ecr-credential-provider > /etc/kubernetes/ccm-node.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := streams.format("kubeadm", "kubeadm's YAML configuration", formatText); err != nil {
 				return err
+			}
+			if o.PrintECRConfig {
+				return printCredentialProviderConfig(cmd.Flags().Changed, streams)
 			}
 			opts, err := o.Complete(cmd.Context(), cmd.Flags().Changed, deps)
 			if err != nil {
@@ -104,6 +130,10 @@ the command exits with code 3 (` + imdsEndpointEnv + ` overrides the endpoint).`
 	fs.StringVar(&o.ProviderID, flagProviderID, "", "the kubelet's --provider-id, aws:///<zone>/<instance-id>")
 	fs.BoolVar(&o.FromIMDS, flagFromIMDS, false, "read --provider-id and --node-name from the instance metadata service (run on the node)")
 	fs.StringVar(&o.Merge, flagMerge, "", "your kubeadm configuration file: print it with the CCM's settings merged in, instead of the fragments")
+	fs.BoolVar(&o.ECRProvider, flagECRProvider, false, "add the kubelet flags of ecr-credential-provider (private ECR images)")
+	fs.StringVar(&o.ECRConfig, flagECRConfig, ecrcredential.DefaultConfigPath, "with --"+flagECRProvider+": the kubelet's --image-credential-provider-config on the node")
+	fs.StringVar(&o.ECRBinDir, flagECRBinDir, ecrcredential.DefaultBinDir, "with --"+flagECRProvider+": the kubelet's --image-credential-provider-bin-dir on the node")
+	fs.BoolVar(&o.PrintECRConfig, flagPrintECRConfig, false, "print the kubelet's CredentialProviderConfig for ecr-credential-provider instead (write it to --"+flagECRConfig+" on each node)")
 	return cmd
 }
 
@@ -116,6 +146,12 @@ func (o *KubeadmOptions) Complete(ctx context.Context, changed func(string) bool
 	}
 	opts := kubeadmconfig.Options{KubernetesVersion: o.KubernetesVersion, APIVersion: o.APIVersion,
 		NodeName: o.NodeName, ProviderID: o.ProviderID}
+	if (changed(flagECRConfig) || changed(flagECRBinDir)) && !o.ECRProvider {
+		return opts, exitcode.UsageError(fmt.Errorf("--%s and --%s need --%s", flagECRConfig, flagECRBinDir, flagECRProvider))
+	}
+	if o.ECRProvider {
+		opts.CredentialProvider = &kubeadmconfig.CredentialProvider{ConfigPath: o.ECRConfig, BinDir: o.ECRBinDir}
+	}
 	if opts.KubernetesVersion == "" && o.Merge == "" {
 		// With --merge the file says (kubernetesVersion, apiVersion).
 		v, err := deps.kubeadmVersion(ctx)
@@ -151,7 +187,7 @@ func (o *KubeadmOptions) Complete(ctx context.Context, changed func(string) bool
 	case o.Merge == "" && err != nil:
 		problems = append(problems, describeKubeadm(err))
 	case o.Merge != "":
-		if err := kubeadmconfig.ValidateProviderID(opts.ProviderID); err != nil {
+		if err := opts.ValidateNode(); err != nil {
 			problems = append(problems, describeKubeadm(err))
 		}
 	}
@@ -173,6 +209,8 @@ var kubeadmFields = []flagPrefix{
 	{"provider ID", flagProviderID},
 	{"kubeadm API version", flagAPIVersion},
 	{"kubernetes version", flagKubernetesVersion},
+	{"credential provider config", flagECRConfig},
+	{"credential provider bin dir", flagECRBinDir},
 }
 
 // describeKubeadm lists the problems one per line, each naming its flag.
@@ -191,6 +229,22 @@ func mergeKubeadm(path string, opts kubeadmconfig.Options, streams Streams) erro
 		return exitcode.UsageError(fmt.Errorf("--%s %s:\n%s", flagMerge, path, describeKubeadm(err)))
 	}
 	_, err = streams.Out.Write(out)
+	return err
+}
+
+// printCredentialProviderConfig prints the kubelet's CredentialProviderConfig
+// for ecr-credential-provider; no other flag applies.
+func printCredentialProviderConfig(changed func(string) bool, streams Streams) error {
+	for _, f := range []string{flagKubernetesVersion, flagAPIVersion, flagNodeName, flagProviderID, flagFromIMDS, flagMerge, flagECRProvider, flagECRConfig, flagECRBinDir} {
+		if changed(f) {
+			return exitcode.UsageError(fmt.Errorf("--%s prints only the CredentialProviderConfig: leave out --%s", flagPrintECRConfig, f))
+		}
+	}
+	b, err := ecrcredential.KubeletConfigYAML()
+	if err != nil {
+		return err
+	}
+	_, err = streams.Out.Write(b)
 	return err
 }
 

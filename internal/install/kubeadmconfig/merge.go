@@ -244,11 +244,7 @@ func (m *merger) node(d *document, i int) {
 			set(reg, "name", str(m.o.NodeName))
 		}
 	}
-	want := []arg{{argCloudProvider, external}}
-	if m.o.ProviderID != "" {
-		want = append(want, arg{argProviderID, m.o.ProviderID})
-	}
-	m.setArgs(d, i, reg, "nodeRegistration.kubeletExtraArgs", "kubeletExtraArgs", want)
+	m.setArgs(d, i, reg, "nodeRegistration.kubeletExtraArgs", "kubeletExtraArgs", m.o.kubeletArgs())
 	d.changed = true
 }
 

@@ -202,12 +202,13 @@ func TestRealKubeadmAcceptsTheMergedFile(t *testing.T) {
 	}
 }
 
-// TestRealKubeadmV1beta3 validates Render's v1beta3 output with kubeadm
-// 1.35, and shows why that kubeadm is needed: 1.37 refuses the same file.
+// TestRealKubeadmV1beta3 validates Render's v1beta3 output (with the ECR
+// credential provider's kubelet flags, map-style) with kubeadm 1.35, and shows why that kubeadm is needed: 1.37 refuses the same file.
 func TestRealKubeadmV1beta3(t *testing.T) {
 	old := testbed.KubeadmV1beta3(t)
 	current := testbed.Tool(t, testbed.KubeadmBinary)
-	out, err := Render(Options{KubernetesVersion: testbed.KubeadmV1beta3Version, APIVersion: V1beta3, NodeName: nodeName, ProviderID: providerID})
+	out, err := Render(Options{KubernetesVersion: testbed.KubeadmV1beta3Version, APIVersion: V1beta3, NodeName: nodeName, ProviderID: providerID,
+		CredentialProvider: DefaultCredentialProvider()})
 	if err != nil {
 		t.Fatal(err)
 	}

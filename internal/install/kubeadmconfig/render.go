@@ -34,6 +34,9 @@ type Options struct {
 	// canonical form aws:///<zone>/<instance-id>; empty: not set (the CCM
 	// finds the instance by the Node's name).
 	ProviderID string
+	// CredentialProvider, when set, gives the kubelet private ECR
+	// credentials through ecr-credential-provider (credentialprovider.go).
+	CredentialProvider *CredentialProvider
 }
 
 // Validate returns every problem with o at once.
@@ -87,6 +90,9 @@ func (o Options) resolve() (resolved, []error) {
 	}
 	if err := ValidateProviderID(o.ProviderID); err != nil {
 		errs = append(errs, err)
+	}
+	if o.CredentialProvider != nil {
+		errs = append(errs, o.CredentialProvider.validate()...)
 	}
 	return r, errs
 }
@@ -186,10 +192,7 @@ func Render(o Options) ([]byte, error) {
 	}
 	apiVersion := r.apiVersion
 	asMap := apiVersion == V1beta3
-	kubelet := args{asMap: asMap, list: []arg{{"cloud-provider", "external"}}}
-	if o.ProviderID != "" {
-		kubelet.list = append(kubelet.list, arg{"provider-id", o.ProviderID})
-	}
+	kubelet := args{asMap: asMap, list: o.kubeletArgs()}
 	reg := nodeRegistration{Name: o.NodeName, KubeletExtraArgs: kubelet}
 	docs := []any{
 		clusterDocument(r),

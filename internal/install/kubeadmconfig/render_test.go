@@ -84,6 +84,18 @@ func TestProviderIDOneRule(t *testing.T) {
 	}
 }
 
+// TestCredentialProviderPaths: the kubelet's credential provider paths must
+// be absolute and clean; both are reported.
+func TestCredentialProviderPaths(t *testing.T) {
+	err := Options{KubernetesVersion: "v1.37.1", CredentialProvider: &CredentialProvider{ConfigPath: "etc/creds.yaml", BinDir: "/usr/libexec/../bin/"}}.Validate()
+	for _, want := range []string{`credential provider config "etc/creds.yaml": want an absolute, clean path on the node, e.g. /etc/kubernetes/image-credential-provider-config.yaml`,
+		`credential provider bin dir "/usr/libexec/../bin/": want an absolute, clean path`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+}
+
 func TestValidateReportsEveryProblem(t *testing.T) {
 	err := Options{KubernetesVersion: "latest", ProviderID: "aws:////i-0a1b2c3d4e5f60001"}.Validate()
 	for _, want := range []string{`kubernetes version "latest"`, `provider ID: providerID "aws:////i-0a1b2c3d4e5f60001": want aws:///<zone>/<instance-id>`} {
@@ -104,6 +116,9 @@ func TestGolden(t *testing.T) {
 		"v1beta3-cluster.yaml": {KubernetesVersion: "v1.30.4"},
 		"v1beta4-cluster.yaml": {KubernetesVersion: "v1.37.1"},
 		"v1beta4-node.yaml":    {KubernetesVersion: "v1.37.1", NodeName: "ip-10-0-1-10.ec2.internal", ProviderID: providerID},
+		"v1beta4-node-ecr.yaml": {KubernetesVersion: "v1.37.1", NodeName: "ip-10-0-1-10.ec2.internal", ProviderID: providerID,
+			CredentialProvider: DefaultCredentialProvider()},
+		"v1beta3-cluster-ecr.yaml": {KubernetesVersion: "v1.30.4", CredentialProvider: DefaultCredentialProvider()},
 	}
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -129,15 +144,22 @@ func TestGolden(t *testing.T) {
 }
 
 // TestRealKubeadmAcceptsIt runs `kubeadm config validate` (v1.37.1, built by
-// hack/build-testbed.sh) on what Render writes for a 1.37 cluster: the
-// documents as they are, and the JoinConfiguration with the discovery a real
+// hack/build-testbed.sh) on what Render writes for a 1.37 cluster with the
+// ECR credential provider's kubelet flags: the documents as they are, and the JoinConfiguration with the discovery a real
 // join config has. kubeadm 1.37 refuses v1beta3, which is why Render picks
 // v1beta4 from 1.31 on.
 func TestRealKubeadmAcceptsIt(t *testing.T) {
 	kubeadm := testbed.Tool(t, testbed.KubeadmBinary)
-	out, err := Render(Options{KubernetesVersion: "v1.37.1", NodeName: "ip-10-0-1-10.ec2.internal", ProviderID: providerID})
+	out, err := Render(Options{KubernetesVersion: "v1.37.1", NodeName: "ip-10-0-1-10.ec2.internal", ProviderID: providerID,
+		CredentialProvider: DefaultCredentialProvider()})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, want := range []string{"  - name: image-credential-provider-config\n    value: /etc/kubernetes/image-credential-provider-config.yaml\n",
+		"  - name: image-credential-provider-bin-dir\n    value: /usr/libexec/kubernetes/kubelet-plugins/credential-provider/exec\n"} {
+		if strings.Count(string(out), want) != 2 {
+			t.Errorf("Init and Join lack %q:\n%s", want, out)
+		}
 	}
 	docs := strings.Split(string(out), "---\n")
 	if len(docs) != 3 {
