@@ -1,6 +1,7 @@
 package lb
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -359,4 +361,27 @@ func TestEmuNLBManagedGroupForeign(t *testing.T) {
 		e.groups--
 		e.wantNothingLeft()
 	})
+}
+
+// TestEmuNLBManagedGroupRulesWhenCreateOmitsGroups: should AWS's
+// CreateLoadBalancer response not list the security groups, the first
+// sync still opens the new group and lets it into node groups.
+func TestEmuNLBManagedGroupRulesWhenCreateOmitsGroups(t *testing.T) {
+	t.Parallel()
+	e := managedNLB(t, nil)
+	create := e.r.ELBv2.CreateLoadBalancer
+	e.r.ELBv2.CreateLoadBalancer = func(ctx context.Context, in *elbv2.CreateLoadBalancerInput, o ...func(*elbv2.Options)) (*elbv2.CreateLoadBalancerOutput, error) {
+		out, err := create(ctx, in, o...)
+		if err == nil {
+			for i := range out.LoadBalancers {
+				out.LoadBalancers[i].SecurityGroups = nil
+			}
+		}
+		return out, err
+	}
+	svc := emuService("nlb-echo", map[string]string{nlbType: "nlb"})
+	e.ensure(svc, e.nodes(emuA))
+	g := e.nlbGroup(svc)
+	wantEq(t, "group ingress", emuRules(g.Ingress, false), []string{"icmp 3-4 0.0.0.0/0", "tcp 80-80 0.0.0.0/0"})
+	wantEq(t, "node rules", e.nodeRules(), []string{"tcp 30080-30080 " + g.ID + " kubernetes.io/rule/nlb/client=" + lbName(svc)})
 }
