@@ -72,10 +72,6 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Metrics records hit rates and batch sizes; nil records nothing.
 	Metrics *Metrics
-	// TagKeys are the tag keys each Instance keeps (Instance.Tags), e.g.
-	// the tagging controller's; the others are dropped to keep the view
-	// small. Empty keeps none.
-	TagKeys []string
 }
 
 // Observation is what the view knows of one instance.
@@ -317,7 +313,7 @@ func (v *View) refreshSnapshotIfStale(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("list cluster instances: %w", err)
 		}
-		found = appendInstances(found, page, v.opts.TagKeys)
+		found = appendInstances(found, page)
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -446,17 +442,15 @@ func (v *View) describe(ctx context.Context, filters []ec2types.Filter) ([]*Inst
 		if err != nil {
 			return nil, err
 		}
-		found = appendInstances(found, page, v.opts.TagKeys)
+		found = appendInstances(found, page)
 	}
 	return found, nil
 }
 
-func appendInstances(dst []*Instance, page *ec2.DescribeInstancesOutput, tagKeys []string) []*Instance {
+func appendInstances(dst []*Instance, page *ec2.DescribeInstancesOutput) []*Instance {
 	for _, r := range page.Reservations {
 		for _, in := range r.Instances {
-			inst := fromEC2(in)
-			inst.Tags = keptTags(in.Tags, tagKeys)
-			dst = append(dst, inst)
+			dst = append(dst, fromEC2(in))
 		}
 	}
 	return dst
