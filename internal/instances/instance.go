@@ -30,6 +30,9 @@ type Instance struct {
 	// SourceDestCheck is on unless turned off; the instance must have it
 	// off to be the target of pod routes (internal/routes turns it off).
 	SourceDestCheck bool
+	// Tags are the instance's tags whose keys are in Options.TagKeys, nil
+	// when it has none of them.
+	Tags map[string]string
 }
 
 // ENI is one network interface of an instance.

@@ -72,6 +72,10 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Metrics records hit rates and batch sizes; nil records nothing.
 	Metrics *Metrics
+	// TagKeys are the tag keys each Instance keeps (Instance.Tags), e.g.
+	// the tagging controller's; the others are dropped to keep the view
+	// small. Empty keeps none.
+	TagKeys []string
 }
 
 // Observation is what the view knows of one instance.
@@ -313,7 +317,7 @@ func (v *View) refreshSnapshotIfStale(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("list cluster instances: %w", err)
 		}
-		found = appendInstances(found, page)
+		found = appendInstances(found, page, v.opts.TagKeys)
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -442,15 +446,17 @@ func (v *View) describe(ctx context.Context, filters []ec2types.Filter) ([]*Inst
 		if err != nil {
 			return nil, err
 		}
-		found = appendInstances(found, page)
+		found = appendInstances(found, page, v.opts.TagKeys)
 	}
 	return found, nil
 }
 
-func appendInstances(dst []*Instance, page *ec2.DescribeInstancesOutput) []*Instance {
+func appendInstances(dst []*Instance, page *ec2.DescribeInstancesOutput, tagKeys []string) []*Instance {
 	for _, r := range page.Reservations {
 		for _, in := range r.Instances {
-			dst = append(dst, fromEC2(in))
+			inst := fromEC2(in)
+			inst.Tags = keptTags(in.Tags, tagKeys)
+			dst = append(dst, inst)
 		}
 	}
 	return dst

@@ -213,7 +213,12 @@ func (r *Reconciler) createNLB(ctx context.Context, svc *corev1.Service, cfg *lb
 		return nil, fmt.Errorf("create load balancer %s: AWS returned %d load balancers", cfg.Name, len(out.LoadBalancers))
 	}
 	lb := &out.LoadBalancers[0]
-	klog.InfoS("Created network load balancer", "service", klog.KObj(svc), "name", cfg.Name, "dns", aws.ToString(lb.DNSName), "subnets", subnetIDs(subnets))
+	if len(lb.SecurityGroups) == 0 {
+		// The rest of this sync sets up the group's rules from the load
+		// balancer's groups; do not depend on the response echoing them.
+		lb.SecurityGroups = in.SecurityGroups
+	}
+	klog.InfoS("Created network load balancer", "service", klog.KObj(svc), "name", cfg.Name, "dns", aws.ToString(lb.DNSName), "subnets", subnetIDs(subnets), "securityGroups", lb.SecurityGroups)
 	return lb, nil
 }
 

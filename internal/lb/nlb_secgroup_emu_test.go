@@ -1,6 +1,7 @@
 package lb
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -317,4 +319,69 @@ func TestEmuNLBManagedGroupOutlivesTheSetting(t *testing.T) {
 	}
 	e.delete(svc)
 	e.wantNothingLeft()
+}
+
+// TestEmuNLBManagedGroupForeign: a group with the Service's managed-group
+// name but another cluster's tag is not the Service's: a new NLB is not
+// created with it (the error says what to do), and deletion leaves it
+// alone with a Warning instead of waiting for it. An untagged group of
+// that name (a creation whose tagging failed) is adopted and tagged.
+func TestEmuNLBManagedGroupForeign(t *testing.T) {
+	t.Parallel()
+	svc := emuService("nlb-foreign-sg", map[string]string{nlbType: "nlb"})
+	sgName := upstreamNLBGroupName(DefaultClusterName, svc.Namespace, svc.Name, svc.UID)
+	t.Run("another cluster's", func(t *testing.T) {
+		t.Parallel()
+		e := managedNLB(t, func(f *awsemu.Fixture) {
+			f.SecurityGroups = append(f.SecurityGroups, awsemu.SecurityGroup{ID: "sg-0f0f0000000000f01", Name: sgName, Description: nlbGroupDescription, VPCID: emuVPC,
+				Tags: map[string]string{"kubernetes.io/cluster/other": "owned"}})
+		})
+		before := e.srv.Inventory()
+		if _, err := e.r.Ensure(e.ctx(), svc, e.nodes(emuA)); err == nil || !strings.Contains(err.Error(), "tagged for cluster other") || !strings.Contains(err.Error(), "delete it or fix its tags") {
+			t.Fatalf("Ensure = %v, want the foreign group refused", err)
+		}
+		wantEq(t, "inventory", e.srv.Inventory(), before)
+		e.reset()
+		e.delete(svc)
+		e.wantEvent("Warning "+ReasonForeignResource, "sg-0f0f0000000000f01", "tagged for cluster other", "not deleted")
+		e.wantMutations("delete", map[string]int{})
+		if e.exists(svc) {
+			t.Error("Get waits for another cluster's group")
+		}
+	})
+	t.Run("untagged", func(t *testing.T) {
+		t.Parallel()
+		e := managedNLB(t, func(f *awsemu.Fixture) {
+			f.SecurityGroups = append(f.SecurityGroups, awsemu.SecurityGroup{ID: "sg-0f0f0000000000f02", Name: sgName, Description: nlbGroupDescription, VPCID: emuVPC})
+		})
+		e.ensure(svc, e.nodes(emuA))
+		wantEq(t, "NLB security groups", e.nlb(lbName(svc)).SecurityGroups, []string{"sg-0f0f0000000000f02"})
+		wantEq(t, "tags", e.group("sg-0f0f0000000000f02").Tags, map[string]string{"kubernetes.io/cluster/demo": "owned"})
+		e.delete(svc)
+		e.groups--
+		e.wantNothingLeft()
+	})
+}
+
+// TestEmuNLBManagedGroupRulesWhenCreateOmitsGroups: should AWS's
+// CreateLoadBalancer response not list the security groups, the first
+// sync still opens the new group and lets it into node groups.
+func TestEmuNLBManagedGroupRulesWhenCreateOmitsGroups(t *testing.T) {
+	t.Parallel()
+	e := managedNLB(t, nil)
+	create := e.r.ELBv2.CreateLoadBalancer
+	e.r.ELBv2.CreateLoadBalancer = func(ctx context.Context, in *elbv2.CreateLoadBalancerInput, o ...func(*elbv2.Options)) (*elbv2.CreateLoadBalancerOutput, error) {
+		out, err := create(ctx, in, o...)
+		if err == nil {
+			for i := range out.LoadBalancers {
+				out.LoadBalancers[i].SecurityGroups = nil
+			}
+		}
+		return out, err
+	}
+	svc := emuService("nlb-echo", map[string]string{nlbType: "nlb"})
+	e.ensure(svc, e.nodes(emuA))
+	g := e.nlbGroup(svc)
+	wantEq(t, "group ingress", emuRules(g.Ingress, false), []string{"icmp 3-4 0.0.0.0/0", "tcp 80-80 0.0.0.0/0"})
+	wantEq(t, "node rules", e.nodeRules(), []string{"tcp 30080-30080 " + g.ID + " kubernetes.io/rule/nlb/client=" + lbName(svc)})
 }

@@ -1,0 +1,170 @@
+package tagging
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/awsccmctl/awsccmctl/test/awsemu"
+)
+
+// TestRemovesTagsWhenNodeIsDeleted: deleting Nodes removes the configured
+// tags from their instances in one DeleteTags call; the instances' other
+// tags (Name, the cluster tag) stay.
+func TestRemovesTagsWhenNodeIsDeleted(t *testing.T) {
+	e := newEmu(t, emuOptions{nodes: []*corev1.Node{node("a", emuA, old), node("b", emuB, old)}})
+	e.eventually("Nodes labelled", func() (bool, error) { return e.labelled("a", "b") })
+	e.srv.ResetCalls()
+	for _, n := range []string{"a", "b"} {
+		if err := e.client.CoreV1().Nodes().Delete(context.Background(), n, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.eventually("tags removed", func() (bool, error) { return !e.hasTestTags(emuA) && !e.hasTestTags(emuB), nil })
+	if got := e.srv.Calls("ec2", "DeleteTags"); got != 1 {
+		t.Errorf("DeleteTags calls = %d for two Nodes, want 1", got)
+	}
+	for id, name := range map[string]string{emuA: "demo-node-a", emuB: "demo-node-b"} {
+		if got, want := e.tags(id), map[string]string{"Name": name, clusterTag: "owned"}; !maps.Equal(got, want) {
+			t.Errorf("%s tags = %v, want %v (only the configured tags removed)", id, got, want)
+		}
+	}
+}
+
+// TestRemovalLeavesChangedTags: a tag whose value someone changed after the
+// controller set it is no longer the controller's: DeleteTags names the
+// value, so EC2 keeps it.
+func TestRemovalLeavesChangedTags(t *testing.T) {
+	e := newEmu(t, emuOptions{nodes: []*corev1.Node{node("a", emuA, old)}})
+	e.eventually("Node labelled", func() (bool, error) { return e.labelled("a") })
+	admin := adminEC2(t, e)
+	if _, err := admin.CreateTags(context.Background(), createTags(emuA, "team", "red")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.CoreV1().Nodes().Delete(context.Background(), "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("env removed", func() (bool, error) { _, ok := e.tags(emuA)["env"]; return !ok, nil })
+	if got := e.tags(emuA)["team"]; got != "red" {
+		t.Errorf("team = %q after the Node went, want red (changed by someone else, kept)", got)
+	}
+}
+
+// TestRemovalOfGoneInstances: a deleted Node whose instance is terminated
+// or gone from EC2 needs no DeleteTags call and is done at once, never
+// retried; when the view has not noticed the instance is gone, EC2's
+// InvalidInstanceID.NotFound ends the work as well (default policy: under
+// the least-privilege one IAM denies first, see TestSplitsOnUnknownInstance).
+func TestRemovalOfGoneInstances(t *testing.T) {
+	const removed, vanished = "i-0ee00000000000001", "i-0ee00000000000002"
+	fixture := func(f *awsemu.Fixture) {
+		for _, id := range []string{removed, vanished} {
+			f.Instances = append(f.Instances, awsemu.Instance{ID: id, SubnetID: emuSubnet, Tags: map[string]string{clusterTag: "owned"}})
+		}
+	}
+	e := newEmu(t, emuOptions{policy: "ccm-policy.json", fixture: fixture, nodes: []*corev1.Node{
+		node("terminated", emuTerminated, old), node("removed", removed, old), node("vanished", vanished, old),
+	}})
+	e.eventually("live Nodes labelled", func() (bool, error) { return e.labelled("removed", "vanished") })
+	if err := e.srv.RemoveInstance(removed); err != nil {
+		t.Fatal(err)
+	}
+	// The view looks again and sees removed missing; vanished is removed
+	// after its look, so only DeleteTags learns it is gone.
+	e.viewClock.Step(time.Hour)
+	if _, err := e.view.ObserveIDs(context.Background(), []string{removed, vanished, emuTerminated}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.RemoveInstance(vanished); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.ResetCalls()
+	for _, n := range []string{"terminated", "removed", "vanished"} {
+		if err := e.client.CoreV1().Nodes().Delete(context.Background(), n, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	items := []item{{"terminated", emuTerminated, true}, {"removed", removed, true}, {"vanished", vanished, true}}
+	e.eventually("removals done", func() (bool, error) {
+		for _, it := range items {
+			if len(e.results.of(it)) == 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	time.Sleep(2 * retryBase) // a retry would have come by now
+	for _, it := range items {
+		if got := e.results.of(it); len(got) != 1 || got[0] != nil {
+			t.Errorf("%s: outcomes %v, want one success", it.node, got)
+		}
+	}
+	if got := e.srv.Calls("ec2", "DeleteTags"); got != 1 {
+		t.Errorf("DeleteTags calls = %d, want 1 (for the instance the view still thought present)", got)
+	}
+}
+
+// TestRetriesAfterFault: a failed CreateTags (a fault injected at the
+// emulator, an error the SDK does not retry itself) puts the Nodes back in
+// the queue with backoff; the next try tags them. A denial is a problem
+// the user can fix, so the Node gets a Warning event naming the fix.
+func TestRetriesAfterFault(t *testing.T) {
+	e := newEmu(t, emuOptions{
+		nodes:  []*corev1.Node{node("a", emuA, old), node("b", emuB, old)},
+		faults: []awsemu.Fault{{Service: "ec2", Action: "CreateTags", Code: "UnauthorizedOperation", HTTPStatus: 403, Remaining: 1}},
+	})
+	e.eventually("Nodes labelled", func() (bool, error) { return e.labelled("a", "b") })
+	if got := e.srv.Calls("ec2", "CreateTags"); got != 2 {
+		t.Errorf("CreateTags calls = %d, want 2 (the faulted one and the retry)", got)
+	}
+	if got := e.results.of(item{node: "a"}); len(got) != 2 || got[0] == nil || got[1] != nil {
+		t.Errorf("outcomes of a = %v, want an error, then success", got)
+	}
+	assertEvent(t, e, "InstanceTaggingFailed", "grant ec2:CreateTags")
+}
+
+// TestForeignInstanceDoesNotBlockTheCluster's: under the least-privilege
+// policy a Node on an instance without the cluster tag cannot be tagged
+// (IAM denies it, as it should: the CCM must not tag what is not the
+// cluster's), and its Node gets a Warning event; the cluster's instances
+// are tagged in a call of their own, so the denial does not fail them.
+func TestForeignInstanceDoesNotBlockTheClusters(t *testing.T) {
+	const foreign = "i-0ff00000000000001"
+	fixture := func(f *awsemu.Fixture) {
+		f.Instances = append(f.Instances, awsemu.Instance{ID: foreign, SubnetID: emuSubnet, Tags: map[string]string{"kubernetes.io/cluster/other": "owned"}})
+	}
+	e := newEmu(t, emuOptions{fixture: fixture, nodes: []*corev1.Node{node("a", emuA, old), node("b", emuB, old), node("foreign", foreign, old)}})
+	e.eventually("cluster Nodes labelled", func() (bool, error) { return e.labelled("a", "b") })
+	assertEvent(t, e, "InstanceTaggingFailed", "UnauthorizedOperation")
+	if got := e.tags(foreign); got["team"] != "" {
+		t.Errorf("foreign instance tagged: %v", got)
+	}
+	if l, _ := e.labelled("foreign"); l {
+		t.Error("the foreign instance's Node is labelled")
+	}
+	// Untagging the cluster's instance is allowed by the same policy.
+	if err := e.client.CoreV1().Nodes().Delete(context.Background(), "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("tags removed from the cluster's instance", func() (bool, error) { return !e.hasTestTags(emuA), nil })
+}
+
+func assertEvent(t *testing.T, e *emu, reason, text string) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case ev := <-e.events.Events:
+			if strings.Contains(ev, reason) && strings.Contains(ev, text) && strings.Contains(ev, "Fix:") {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no Warning event %s mentioning %q", reason, text)
+		}
+	}
+}
