@@ -44,6 +44,10 @@ type Configuration struct {
 	MemoryRequest        string            `json:"memoryRequest,omitempty"`
 	BindAddress          string            `json:"bindAddress,omitempty"`
 	ExtraArgs            map[string]string `json:"extraArgs,omitempty"`
+	// ECRCredentialProvider and ECRCredentialProviderBinDir are
+	// Values.ECRCredentialProvider and Values.ECRCredentialProviderBinDir.
+	ECRCredentialProvider       *bool  `json:"ecrCredentialProvider,omitempty"`
+	ECRCredentialProviderBinDir string `json:"ecrCredentialProviderBinDir,omitempty"`
 }
 
 // DecodeConfig decodes an InstallConfiguration file strictly: the
@@ -92,6 +96,10 @@ func (c *Configuration) ApplyTo(v *Values) error {
 	setString(&v.CPURequest, c.CPURequest)
 	setString(&v.MemoryRequest, c.MemoryRequest)
 	setString(&v.BindAddress, c.BindAddress)
+	setString(&v.ECRCredentialProviderBinDir, c.ECRCredentialProviderBinDir)
+	if c.ECRCredentialProvider != nil {
+		v.ECRCredentialProvider = *c.ECRCredentialProvider
+	}
 	if c.CloudConfig != "" {
 		cc, err := cloudconfig.Parse([]byte(c.CloudConfig))
 		if err != nil {

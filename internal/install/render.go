@@ -45,7 +45,8 @@ type objectTemplate struct{ file, kind, name string }
 // Render defaults v (Default never changes a set value), validates it and
 // renders every object into one multi-document YAML stream in apply order:
 // ServiceAccount, ClusterRole, ClusterRoleBinding, RoleBinding, ConfigMap,
-// then the DaemonSet or Deployment.
+// then the DaemonSet or Deployment, and with ECRCredentialProvider the
+// ecr-credential-provider DaemonSet.
 func Render(v Values) ([]byte, error) {
 	objs, err := RenderObjects(v)
 	if err != nil {
@@ -87,10 +88,18 @@ func RenderObjects(v Values) ([]Object, error) {
 	} else {
 		order = append(order, objectTemplate{"daemonset.yaml.tmpl", "DaemonSet", AppName})
 	}
+	if v.ECRCredentialProvider {
+		// After the CCM's workload, which deploy and tests find first.
+		order = append(order, objectTemplate{"ecr-credential-provider-daemonset.yaml.tmpl", "DaemonSet", ECRDaemonSetName})
+	}
 	objs := make([]Object, 0, len(order))
 	for _, ot := range order {
+		var td any = data
+		if ot.name == ECRDaemonSetName {
+			td = newECRTemplateData(&v)
+		}
 		var b bytes.Buffer
-		if err := tmpl.ExecuteTemplate(&b, ot.file, data); err != nil {
+		if err := tmpl.ExecuteTemplate(&b, ot.file, td); err != nil {
 			return nil, fmt.Errorf("render %s: %w", ot.file, err)
 		}
 		doc := append(bytes.TrimSpace(b.Bytes()), '\n')

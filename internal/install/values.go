@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cloud-provider/names"
 
+	"github.com/awsccmctl/awsccmctl/internal/ecrcredential"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/version"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
@@ -151,6 +152,14 @@ type Values struct {
 	// ExtraArgs are more CCM flags, by name without dashes. They must not
 	// repeat a flag Values already sets.
 	ExtraArgs map[string]string
+	// ECRCredentialProvider renders the ecr-credential-provider DaemonSet:
+	// on every node it copies the kubelet's ECR credential provider from
+	// Image into ECRCredentialProviderBinDir on the host.
+	ECRCredentialProvider bool
+	// ECRCredentialProviderBinDir is the nodes' kubelet
+	// --image-credential-provider-bin-dir (default
+	// ecrcredential.DefaultBinDir); only with ECRCredentialProvider.
+	ECRCredentialProviderBinDir string
 	// LeaderMigrationConfig, when set, runs the CCM with leader migration
 	// (KEP-2436) for the move from the in-tree provider: the file
 	// (internal/leadermigration.Render for the CCM) goes into the cloud-config
@@ -176,6 +185,9 @@ func (v *Values) Default() {
 	setString(&v.CPURequest, DefaultCPURequest)
 	setString(&v.MemoryRequest, DefaultMemoryRequest)
 	setString(&v.BindAddress, DefaultBindAddress)
+	if v.ECRCredentialProvider {
+		setString(&v.ECRCredentialProviderBinDir, ecrcredential.DefaultBinDir)
+	}
 	if v.CloudConfig == nil {
 		v.CloudConfig = &cloudconfig.Config{}
 	}
@@ -297,6 +309,7 @@ func (v *Values) Validate() error {
 	if v.LeaderMigrationConfig != nil {
 		v.validateLeaderMigration(add)
 	}
+	v.validateECRCredentialProvider(add)
 	return errors.Join(errs...)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/ecrcredential"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
@@ -64,6 +65,8 @@ const (
 	flagMemoryRequest        = "memory-request"
 	flagBindAddress          = "bind-address"
 	flagExtraArgs            = "extra-args"
+	flagECRDaemonSet         = "ecr-credential-provider"
+	flagECRDaemonSetBinDir   = "ecr-credential-provider-bin-dir"
 )
 
 // fieldFlags maps the field names in internal/install's validation errors
@@ -73,7 +76,7 @@ var fieldFlags = map[string]string{
 	"cloudConfig": flagCloudConfig, "region": flagRegion, "workload": flagWorkload, "replicas": flagReplicas,
 	"clusterCIDR": flagClusterCIDR, "controllers": flagControllers, "verbosity": flagVerbosity,
 	"cpuRequest": flagCPURequest, "memoryRequest": flagMemoryRequest, "bindAddress": flagBindAddress,
-	"extraArgs": flagExtraArgs,
+	"extraArgs": flagExtraArgs, "ecrCredentialProviderBinDir": flagECRDaemonSetBinDir,
 }
 
 // ValueOptions are the flags that make install.Values.
@@ -92,6 +95,10 @@ type ValueOptions struct {
 	ConfigureCloudRoutes, AllocateNodeCIDRs, LeaderElect bool
 	Controllers                                          []string
 	ExtraArgs                                            map[string]string
+	// ECRDaemonSet and ECRDaemonSetBinDir render the ecr-credential-provider
+	// DaemonSet and choose the host directory it installs into.
+	ECRDaemonSet       bool
+	ECRDaemonSetBinDir string
 }
 
 // AddFlags registers the value flags. Defaults shown are internal/install's;
@@ -116,6 +123,8 @@ func (o *ValueOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MemoryRequest, flagMemoryRequest, install.DefaultMemoryRequest, "memory request of the CCM container")
 	fs.StringVar(&o.BindAddress, flagBindAddress, install.DefaultBindAddress, "the CCM's secure-port --bind-address (0.0.0.0 to scrape /metrics from other hosts)")
 	fs.StringToStringVar(&o.ExtraArgs, flagExtraArgs, nil, "more CCM flags, name=value without dashes (e.g. node-monitor-period=10s)")
+	fs.BoolVar(&o.ECRDaemonSet, flagECRDaemonSet, false, "also render the ecr-credential-provider DaemonSet, which copies the kubelet's private ECR credential provider from the CCM image onto every node (docs/ecr-credential-provider.md)")
+	fs.StringVar(&o.ECRDaemonSetBinDir, flagECRDaemonSetBinDir, "", "with --"+flagECRDaemonSet+": the nodes' kubelet --image-credential-provider-bin-dir (default "+ecrcredential.DefaultBinDir+")")
 }
 
 // Values merges, in order, the defaults, the --config file and the flags set
@@ -185,6 +194,10 @@ func (o *ValueOptions) Values(fs *pflag.FlagSet) (install.Values, error) {
 	if set(flagExtraArgs) {
 		v.ExtraArgs = o.ExtraArgs
 	}
+	if set(flagECRDaemonSet) {
+		v.ECRCredentialProvider = o.ECRDaemonSet
+	}
+	setString(flagECRDaemonSetBinDir, &v.ECRCredentialProviderBinDir, o.ECRDaemonSetBinDir)
 	// An empty value given on purpose is a mistake (an unset variable in a
 	// script), not a request for the default, which Default would fill in.
 	var problems []string
