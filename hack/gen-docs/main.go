@@ -17,6 +17,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/gather"
+	"github.com/awsccmctl/awsccmctl/internal/tagging"
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
 )
 
@@ -50,10 +51,27 @@ func flagsPage() []byte {
 	b.WriteString("| flag | default | meaning |\n|---|---|---|\n")
 	fs := pflag.NewFlagSet("aws", pflag.ContinueOnError)
 	awscloud.NewFlags().AddFlags(fs)
-	fs.VisitAll(func(f *pflag.Flag) {
-		fmt.Fprintf(&b, "| `--%s` | `%s` | %s |\n", f.Name, f.DefValue, strings.ReplaceAll(f.Usage, "|", "\\|"))
-	})
+	flagRows(&b, fs)
+	b.WriteString("\n## Tagging controller\n\n")
+	b.WriteString("The flags of the tagging controller, which runs only when `--controllers` names it\n")
+	b.WriteString("(`--controllers=*,tagging`); the names are kubernetes/cloud-provider-aws's. See\n")
+	b.WriteString("[the tagging controller](../tagging.md).\n\n")
+	b.WriteString("| flag | default | meaning |\n|---|---|---|\n")
+	fs = pflag.NewFlagSet("tagging", pflag.ContinueOnError)
+	tagging.NewOptions().AddFlags(fs)
+	flagRows(&b, fs)
 	return b.Bytes()
+}
+
+// flagRows writes one table row per flag of fs; a deprecated flag says so.
+func flagRows(b *bytes.Buffer, fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		usage := f.Usage
+		if f.Deprecated != "" {
+			usage = "Deprecated: " + f.Deprecated + ". " + usage
+		}
+		fmt.Fprintf(b, "| `--%s` | `%s` | %s |\n", f.Name, f.DefValue, strings.ReplaceAll(usage, "|", "\\|"))
+	})
 }
 
 func checksPage() []byte {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 )
@@ -90,9 +91,42 @@ func leastPrivilege(actions []Action, clusterID string) PolicyDocument {
 			changes = append(changes, a)
 		}
 	}
+	// A change limited to one resource type gets a statement of its own.
+	narrow := map[string][]Action{}
+	changes = slices.DeleteFunc(changes, func(a Action) bool {
+		if a.Resource != "" {
+			narrow[a.Resource] = append(narrow[a.Resource], a)
+		}
+		return a.Resource != ""
+	})
 	add("ChangeTheClustersResources", changes, Conditions{"Null": {"aws:ResourceTag/" + tag: "false"}})
+	for _, res := range slices.Sorted(maps.Keys(narrow)) {
+		doc.Statement = append(doc.Statement, narrowChange(res, narrow[res], tag))
+	}
 	add("CannotBeScopedByTag", unscoped, nil)
 	return doc
+}
+
+// narrowChange grants changes on the cluster's resources of one type
+// (res, an ARN pattern such as arn:*:ec2:*:*:instance/*). Tag removals
+// must name their keys (EC2's DeleteTags without keys removes every tag)
+// and none may be a cluster tag.
+func narrowChange(res string, as []Action, tag string) Statement {
+	typ := res[strings.LastIndex(res, ":")+1:]
+	typ, _, _ = strings.Cut(typ, "/")
+	sid := "ChangeTheClusters"
+	for word := range strings.SplitSeq(typ, "-") {
+		if word != "" {
+			sid += strings.ToUpper(word[:1]) + word[1:]
+		}
+	}
+	c := Conditions{"Null": {"aws:ResourceTag/" + tag: "false"}}
+	if slices.ContainsFunc(as, func(a Action) bool { return a.Untags }) {
+		c["Null"]["aws:TagKeys"] = "false"
+		c["ForAllValues:StringNotLike"] = map[string]string{"aws:TagKeys": clustertag.Prefix + "*"}
+		c["ForAllValues:StringNotEquals"] = map[string]string{"aws:TagKeys": clustertag.LegacyKey}
+	}
+	return Statement{Sid: sid + "s", Effect: "Allow", Action: iamActions(as), Resource: res, Condition: c}
 }
 
 // iamActions returns the actions' IAM names, sorted, without repeats.

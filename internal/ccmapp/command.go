@@ -9,7 +9,6 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/app"
 	cloudcontrollerconfig "k8s.io/cloud-provider/app/config"
-	"k8s.io/cloud-provider/names"
 	"k8s.io/cloud-provider/options"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/metrics"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/instances"
+	"github.com/awsccmctl/awsccmctl/internal/tagging"
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
 )
 
@@ -54,6 +54,8 @@ func NewCommand(o Options) (*cobra.Command, error) {
 	flags := awscloud.NewFlags()
 	fss := cliflag.NamedFlagSets{}
 	flags.AddFlags(fss.FlagSet("aws"))
+	taggingOptions := tagging.NewOptions()
+	taggingOptions.AddFlags(fss.FlagSet("tagging controller"))
 
 	if o.OnCloudError == nil {
 		o.OnCloudError = func(err error) {
@@ -81,6 +83,7 @@ func NewCommand(o Options) (*cobra.Command, error) {
 		m := awsapi.NewMetrics(o.Registerer)
 		cloud, err := awscloud.New(context.Background(), awscloud.Config{
 			CloudConfigPath: shared.CloudConfigFile, Flags: flags, Metrics: m, ViewMetrics: instances.NewMetrics(o.Registerer),
+			TaggingTags: taggingTags(taggingOptions, c.ComponentConfig.Generic.Controllers),
 			ClusterCIDR: c.ComponentConfig.KubeCloudShared.ClusterCIDR,
 			ClusterName: c.ComponentConfig.KubeCloudShared.ClusterName,
 		})
@@ -93,7 +96,16 @@ func NewCommand(o Options) (*cobra.Command, error) {
 		}
 		return cloud
 	}
-	cmd := app.NewCloudControllerManagerCommand(ccmOptions, initializer, app.DefaultInitFuncConstructors, names.CCMControllerAliases(), fss, stop)
+	cmd := app.NewCloudControllerManagerCommand(ccmOptions, initializer, controllerConstructors(taggingOptions), controllerAliases(), fss, stop)
+	// The tagging controller's flags are checked before anything starts,
+	// so a bad --tags fails the command with every problem listed.
+	run := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := taggingOptions.Validate(taggingEnabled(ccmOptions.Generic.Controllers)); err != nil {
+			return err
+		}
+		return run(cmd, args)
+	}
 	cmd.Use = "aws-cloud-controller-manager"
 	cmd.Long = `aws-cloud-controller-manager runs the Kubernetes cloud controllers for AWS:
 it initializes Nodes (providerID, addresses, zone and instance-type labels),

@@ -48,7 +48,7 @@ const (
 	batchTimeout       = 2 * time.Minute
 )
 
-// ErrNoTopology: EC2 answered, but not with network nodes for the
+// ErrNoTopology means EC2 answered, but not with network nodes for the
 // instance (its type has none, or it is not running yet).
 var ErrNoTopology = errors.New("EC2 reports no instance topology")
 

@@ -7,14 +7,23 @@ import (
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
 
-// nodeAddresses lists a node's addresses, families in NodeIPFamilies order.
+// nodeAddresses lists a node's addresses in upstream's order: one block
+// per family of NodeIPFamilies, in that order.
 //
-// IPv4: the primary private IP of each in-use interface in device order (the
-// instance's own primary IP first), then the public IP. Secondary private
-// IPs are left out on purpose: the VPC CNI assigns them to pods, and listing
-// them made pod IPs look like node IPs upstream. IPv6: the first address of
-// each in-use interface. Then the private DNS name as InternalDNS and
-// Hostname, and the public DNS name as ExternalDNS.
+//   - ipv4: the primary private IP of each in-use interface in device order
+//     (the instance's own primary IP first), the public IP, then the
+//     private DNS name as InternalDNS and Hostname and the public DNS name
+//     as ExternalDNS. Secondary private IPs are left out on purpose: the VPC
+//     CNI assigns them to pods, and listing them made pod IPs look like node
+//     IPs upstream.
+//   - ipv6: the first IPv6 address of each in-use interface, as InternalIP.
+//     No DNS names: upstream lists them only with ipv4, and a resource name
+//     resolves over IPv6 only when the subnet publishes AAAA records.
+//
+// So ipv4,ipv6 puts the IPv6 InternalIPs after the DNS names, ipv6,ipv4
+// puts them first, and ipv6 alone gives only IPv6 InternalIPs (the cloud
+// node controller keeps the kubelet's Hostname). The first InternalIP is
+// the one the kubelet and the API server take as the node IP.
 func nodeAddresses(inst *instances.Instance, families []string) []corev1.NodeAddress {
 	if len(families) == 0 {
 		families = []string{cloudconfig.IPFamilyIPv4}
@@ -39,6 +48,9 @@ func nodeAddresses(inst *instances.Instance, families []string) []corev1.NodeAdd
 				}
 			}
 			add(corev1.NodeExternalIP, inst.PublicIP)
+			add(corev1.NodeInternalDNS, inst.PrivateDNSName)
+			add(corev1.NodeHostName, inst.PrivateDNSName)
+			add(corev1.NodeExternalDNS, inst.PublicDNSName)
 		case cloudconfig.IPFamilyIPv6:
 			for _, eni := range inst.ENIs {
 				if inUse(eni) && len(eni.IPv6) > 0 {
@@ -47,8 +59,5 @@ func nodeAddresses(inst *instances.Instance, families []string) []corev1.NodeAdd
 			}
 		}
 	}
-	add(corev1.NodeInternalDNS, inst.PrivateDNSName)
-	add(corev1.NodeHostName, inst.PrivateDNSName)
-	add(corev1.NodeExternalDNS, inst.PublicDNSName)
 	return out
 }

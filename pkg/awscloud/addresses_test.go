@@ -39,7 +39,10 @@ func TestNodeAddresses(t *testing.T) {
 	}{
 		{"default is ipv4", nil, slices.Concat(v4, dns)},
 		{"ipv4", []string{"ipv4"}, slices.Concat(v4, dns)},
-		{"ipv6 only", []string{"ipv6"}, slices.Concat(v6, dns)},
+		// Upstream's order (getInstanceNodeAddress): each family's block in
+		// turn, the DNS names in the ipv4 block, none for ipv6.
+		{"ipv6 only", []string{"ipv6"}, v6},
+		{"dual stack, ipv4 first", []string{"ipv4", "ipv6"}, slices.Concat(v4, dns, v6)},
 		{"dual stack, ipv6 first", []string{"ipv6", "ipv4"}, slices.Concat(v6, v4, dns)},
 	}
 	for _, tc := range cases {

@@ -22,6 +22,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/internal/lb"
 	"github.com/awsccmctl/awsccmctl/internal/routes"
+	"github.com/awsccmctl/awsccmctl/internal/tagging"
 	"github.com/awsccmctl/awsccmctl/internal/topology"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
@@ -92,6 +93,9 @@ type Config struct {
 	// ClusterName is the CCM's --cluster-name; upstream hashes it into the
 	// names of managed NLB security groups (empty: lb.DefaultClusterName).
 	ClusterName string
+	// TaggingTags are the tagging controller's --tags when it runs: the
+	// instance view keeps those tags (and the cluster tag) of each instance.
+	TaggingTags map[string]string
 	// ClusterCIDR is --cluster-cidr (comma-separated): the routes own only
 	// routes into it; empty leaves Routes() off.
 	ClusterCIDR string
@@ -113,6 +117,7 @@ type Cloud struct {
 	lb          *lb.Reconciler
 	routes      *routes.Manager
 	breaker     *instances.Breaker
+	tagging     tagging.EC2
 	topology    *topology.Reader
 }
 
@@ -164,7 +169,9 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		Candidates:     cloud.candidates,
 		Clock:          clk,
 		Metrics:        c.ViewMetrics,
+		TagKeys:        tagging.ViewTagKeys(c.TaggingTags, env.ClusterID),
 	})
+	cloud.tagging = tagging.NewEC2(clients.EC2)
 	cloud.breaker = cloud.newBreaker(c.ViewMetrics)
 	cloud.zones = newZoneIDs(newEC2Calls(clients.EC2), clk)
 	if cloud.topology, err = newTopology(cc, clients.EC2, clk); err != nil {

@@ -49,9 +49,10 @@
 //     CreateTargetGroup, DeleteTargetGroup, ModifyTargetGroup,
 //     DescribeTargetGroupAttributes, ModifyTargetGroupAttributes,
 //     RegisterTargets, DeregisterTargets, DescribeTargetHealth,
-//     CreateListener, DeleteListener, ModifyListener, AddTags and
-//     RemoveTags. Targets are healthy while their instance runs; health
-//     checks are not simulated.
+//     CreateListener, DeleteListener, ModifyListener, SetSecurityGroups
+//     (elbv2_secgroups.go: refused for an NLB created without groups),
+//     AddTags and RemoveTags. Targets are healthy while their instance
+//     runs; health checks are not simulated.
 //   - ECR (JSON 1.1, X-Amz-Target AmazonEC2ContainerRegistry_V20150921.*):
 //     GetAuthorizationToken (ecr.go), a base64 AWS:<password> token valid
 //     for ECRTokenLifetime. JSON requests are routed by X-Amz-Target

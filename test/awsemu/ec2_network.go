@@ -66,6 +66,8 @@ func (s *ec2State) describeSubnets(form url.Values) (any, *apiError) {
 			AvailabilityZoneID:      s.zoneID(x.AvailabilityZone),
 			MapPublicIPOnLaunch:     x.MapPublicIPOnLaunch,
 			Tags:                    xmlTags(x.Tags),
+			IPv6CIDRBlocks:          xmlSubnetIPv6CIDRs(x),
+			IPv6Native:              x.IPv6Native,
 		})
 	}
 	return res, nil

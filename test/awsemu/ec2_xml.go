@@ -81,6 +81,8 @@ type xmlInstance struct {
 	Tags               []xmlTag            `xml:"tagSet>item"`
 	NetworkInterfaces  []xmlInstanceENI    `xml:"networkInterfaceSet>item"`
 	MetadataOptions    *xmlMetadataOptions `xml:"metadataOptions"`
+	// PrivateDNSNameOptions: see ec2_hostname.go.
+	PrivateDNSNameOptions *xmlPrivateDNSNameOptions `xml:"privateDnsNameOptions"`
 }
 
 type xmlAssociation struct {
@@ -154,6 +156,7 @@ func (s *ec2State) xmlInstanceOf(in *Instance) xmlInstance {
 		Tags:               xmlTags(in.Tags),
 		MetadataOptions: &xmlMetadataOptions{State: "applied", HTTPTokens: in.HTTPTokens,
 			HTTPPutResponseHopLimit: in.HopLimit, HTTPEndpoint: "enabled"},
+		PrivateDNSNameOptions: privateDNSNameOptions(in),
 	}
 	if in.IAMInstanceProfileArn != "" {
 		x.IAMInstanceProfile = &xmlIAMProfile{Arn: in.IAMInstanceProfileArn, ID: "AIPAEMULATOR" + in.ID[2:]}
@@ -209,6 +212,9 @@ func (s *ec2State) xmlInstanceENIOf(in *Instance, e *ENI) xmlInstanceENI {
 	for _, ip := range e.IPv6 {
 		x.IPv6Addresses = append(x.IPv6Addresses, xmlIPv6{Address: ip})
 	}
+	if len(e.PrivateIPs) == 0 && e.DeviceIndex == 0 {
+		x.PrivateDNSName = in.PrivateDNSName // IPv6-only: the resource name
+	}
 	return x
 }
 
@@ -249,6 +255,10 @@ type xmlSubnet struct {
 	DefaultForAz            bool     `xml:"defaultForAz"`
 	MapPublicIPOnLaunch     bool     `xml:"mapPublicIpOnLaunch"`
 	Tags                    []xmlTag `xml:"tagSet>item"`
+	// IPv6 (ec2_hostname.go's subnets): the block and whether the subnet
+	// is IPv6-only.
+	IPv6CIDRBlocks []xmlSubnetIPv6CIDR `xml:"ipv6CidrBlockAssociationSet>item"`
+	IPv6Native     bool                `xml:"ipv6Native"`
 }
 
 type xmlIPRange struct {

@@ -83,6 +83,11 @@ type Subnet struct {
 	MapPublicIPOnLaunch bool              `json:"mapPublicIpOnLaunch,omitempty"`
 	AvailableIPs        int32             `json:"availableIpAddressCount,omitempty"`
 	Tags                map[string]string `json:"tags,omitempty"`
+	// IPv6CIDR is the subnet's IPv6 block; IPv6Native makes it IPv6-only:
+	// its instances have no private IPv4 address and resource-based
+	// hostnames.
+	IPv6CIDR   string `json:"ipv6Cidr,omitempty"`
+	IPv6Native bool   `json:"ipv6Native,omitempty"`
 }
 
 // SecurityGroup is a VPC security group.
@@ -158,6 +163,11 @@ type Instance struct {
 	IAMInstanceProfileArn string            `json:"iamInstanceProfileArn,omitempty"`
 	// SourceDestCheck defaults to true when nil.
 	SourceDestCheck *bool `json:"sourceDestCheck,omitempty"`
+	// HostnameType is ip-name (ip-10-0-0-1.ec2.internal) or resource-name
+	// (i-0123456789abcdef0.ec2.internal); default resource-name for an
+	// instance without private IPv4 (IPv6-only subnets allow no other),
+	// else ip-name.
+	HostnameType string `json:"hostnameType,omitempty"`
 	// PlacementGroup is the name of the instance's placement group.
 	PlacementGroup string `json:"placementGroup,omitempty"`
 	// NetworkNodes are what DescribeInstanceTopology reports while the
@@ -324,6 +334,12 @@ func validateInstance(in *Instance, subnets map[string]*Subnet, vpcs map[string]
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if _, ok := instanceStateCodes[in.State]; !ok {
 		bad("state %q is not one of pending, running, shutting-down, terminated, stopping, stopped", in.State)
+	}
+	if in.HostnameType != HostnameIPName && in.HostnameType != HostnameResourceName {
+		bad("hostnameType %q is not %s or %s", in.HostnameType, HostnameIPName, HostnameResourceName)
+	}
+	if sn, ok := subnets[in.SubnetID]; ok && sn.IPv6Native && (in.PrivateIP != "" || in.HostnameType != HostnameResourceName) {
+		bad("subnet %s is IPv6-only: the instance can have no private IPv4 address (privateIp %q) and only resource-name hostnames (hostnameType %q)", sn.ID, in.PrivateIP, in.HostnameType)
 	}
 	if in.SubnetID != "" {
 		if sn := subnets[in.SubnetID]; sn == nil {

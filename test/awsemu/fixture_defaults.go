@@ -113,7 +113,16 @@ func (in *Instance) applyDefaults(region string, sn *Subnet, now time.Time) {
 			in.PrivateIP = e.PrivateIPs[0]
 		}
 	}
-	if in.PrivateIP != "" {
+	if in.HostnameType == "" {
+		in.HostnameType = HostnameIPName
+		if sn != nil && sn.IPv6Native || in.PrivateIP == "" && hasIPv6(in) {
+			in.HostnameType = HostnameResourceName
+		}
+	}
+	switch {
+	case in.HostnameType == HostnameResourceName:
+		def(&in.PrivateDNSName, resourceDNSName(in.ID, region))
+	case in.PrivateIP != "":
 		def(&in.PrivateDNSName, privateDNSName(in.PrivateIP, region))
 	}
 	if in.PublicIP != "" {
