@@ -67,6 +67,7 @@ func TestNoCallWhenTagsAlreadyMatch(t *testing.T) {
 	labelled.Labels = map[string]string{LabelKey: Checksum(testTags)}
 	e := newEmu(t, emuOptions{fixture: fixture, nodes: []*corev1.Node{node("a", emuA, old), node("b", emuB, old), labelled}})
 	e.eventually("Nodes labelled", func() (bool, error) { return e.labelled("a", "b") })
+	e.waitSynced(1, item{node: "a"}, item{node: "b"})
 	if got := e.srv.Calls("ec2", "CreateTags"); got != 0 {
 		t.Errorf("CreateTags calls = %d, want 0: the instances carry the tags already", got)
 	}
@@ -101,6 +102,8 @@ func TestSplitsOnUnknownInstance(t *testing.T) {
 		},
 	})
 	e.eventually("Nodes labelled", func() (bool, error) { return e.labelled("a", "b", "c") })
+	e.waitSynced(1, item{node: "gone"})
+	time.Sleep(2 * retryBase) // a retry would have come by now
 	if got := e.srv.Calls("ec2", "CreateTags"); got != 2 {
 		t.Errorf("CreateTags calls = %d, want 2: all four, then the three without the unknown one", got)
 	}
@@ -125,6 +128,7 @@ func TestUnknownInstanceOfNewNodeIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.eventually("new Node labelled", func() (bool, error) { return e.labelled("new") })
+	e.waitSynced(2, item{node: "new"})
 	got := e.results.of(item{node: "new"})
 	// Under the least-privilege policy IAM denies tagging an instance it
 	// cannot see the cluster tag of yet; under a broad one EC2 answers

@@ -182,10 +182,11 @@ func node(name, id string, age time.Duration) *corev1.Node {
 	}
 }
 
-// eventually polls cond for up to 10 s.
+// eventually polls cond for up to 30 s (1,203 Nodes under -race take a
+// while).
 func (e *emu) eventually(what string, cond func() (bool, error)) {
 	e.t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true,
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true,
 		func(context.Context) (bool, error) { return cond() })
 	if err != nil {
 		e.t.Fatalf("%s: %v", what, err)
@@ -238,6 +239,20 @@ func (r *results) record(batch []item, errs map[item]error) {
 	for _, it := range batch {
 		r.errs[it] = append(r.errs[it], errs[it])
 	}
+}
+
+// waitSynced waits until every item has been synced at least n times
+// (outcomes are recorded after the batch's Nodes are labelled).
+func (e *emu) waitSynced(n int, items ...item) {
+	e.t.Helper()
+	e.eventually("items synced", func() (bool, error) {
+		for _, it := range items {
+			if len(e.results.of(it)) < n {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }
 
 // of returns the outcomes of it so far.

@@ -119,6 +119,7 @@ func TestRetriesAfterFault(t *testing.T) {
 		faults: []awsemu.Fault{{Service: "ec2", Action: "CreateTags", Code: "UnauthorizedOperation", HTTPStatus: 403, Remaining: 1}},
 	})
 	e.eventually("Nodes labelled", func() (bool, error) { return e.labelled("a", "b") })
+	e.waitSynced(2, item{node: "a"})
 	if got := e.srv.Calls("ec2", "CreateTags"); got != 2 {
 		t.Errorf("CreateTags calls = %d, want 2 (the faulted one and the retry)", got)
 	}
