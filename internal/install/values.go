@@ -18,6 +18,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/ecrcredential"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
+	"github.com/awsccmctl/awsccmctl/internal/tagging"
 	"github.com/awsccmctl/awsccmctl/internal/version"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
@@ -364,7 +365,8 @@ func (v *Values) validateControllers(add func(string, ...any)) {
 		add("controllers: empty; use * for the default set")
 	}
 	aliases := names.CCMControllerAliases()
-	known := []string{"*"}
+	// The tagging controller is this CCM's own (off by default).
+	known := []string{"*", tagging.ControllerName}
 	for alias, name := range aliases {
 		known = append(known, alias, name)
 	}

@@ -47,6 +47,7 @@ func TestValidate(t *testing.T) {
 		{"valid-tag-and-digest", Values{Image: "localhost/ccm:v1@sha256:" + sha256Hex}, nil},
 		{"valid-routes", Values{ConfigureCloudRoutes: true, ClusterCIDR: "10.244.0.0/16"}, nil},
 		{"valid-controllers", Values{Controllers: []string{"*", "-route", "service-lb-controller"}}, nil},
+		{"valid-controllers-tagging", Values{Controllers: []string{"*", "tagging"}}, nil},
 		{"invalid-cloud-routes-without-cidr", Values{ConfigureCloudRoutes: true}, []string{"clusterCIDR: configureCloudRoutes"}},
 		{"invalid-allocate-without-cidr", Values{AllocateNodeCIDRs: true}, []string{"clusterCIDR: allocateNodeCIDRs"}},
 		{"invalid-cidr", Values{ClusterCIDR: "10.244.0.0"}, []string{`clusterCIDR "10.244.0.0"`}},
