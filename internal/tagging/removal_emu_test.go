@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -167,5 +170,48 @@ func assertEvent(t *testing.T, e *emu, reason, text string) {
 		case <-deadline:
 			t.Fatalf("no Warning event %s mentioning %q", reason, text)
 		}
+	}
+}
+
+// TestLeastPrivilegeDeleteTagsOnTheWire sends DeleteTags requests with the
+// controller's credentials to the emulator enforcing
+// iam/ccm-policy-least-privilege.json: the controller's own request (named
+// keys on a cluster instance) passes; removing the cluster tag, removing
+// every tag (no keys), and untagging a foreign instance or a cluster
+// security group are denied, and change nothing.
+func TestLeastPrivilegeDeleteTagsOnTheWire(t *testing.T) {
+	const foreign = "i-0ff00000000000002"
+	e := newEmu(t, emuOptions{fixture: func(f *awsemu.Fixture) {
+		f.Instances = append(f.Instances, awsemu.Instance{ID: foreign, SubnetID: emuSubnet, Tags: map[string]string{"team": "blue"}})
+		for i := range f.Instances {
+			if f.Instances[i].ID == emuA {
+				f.Instances[i].Tags["team"] = "blue"
+			}
+		}
+	}})
+	ctx := context.Background()
+	del := func(id string, tags ...ec2types.Tag) error {
+		_, err := e.ec2.DeleteTags(ctx, &ec2.DeleteTagsInput{Resources: []string{id}, Tags: tags})
+		return err
+	}
+	key := func(k string) ec2types.Tag { return ec2types.Tag{Key: aws.String(k)} }
+	for name, err := range map[string]error{
+		"the cluster tag":                del(emuA, key("team"), key(clusterTag)),
+		"every tag":                      del(emuA),
+		"a foreign instance's tag":       del(foreign, key("team")),
+		"a cluster security group's tag": del("sg-0demo000000000001", key("Name")),
+	} {
+		if code := errorCode(err); code != "UnauthorizedOperation" {
+			t.Errorf("removing %s: error code %q (%v), want UnauthorizedOperation", name, code, err)
+		}
+	}
+	if got := e.tags(emuA); got[clusterTag] != "owned" || got["team"] != "blue" {
+		t.Errorf("a denied DeleteTags changed %s: %v", emuA, got)
+	}
+	if err := del(emuA, key("team")); err != nil {
+		t.Errorf("removing a configured key from the cluster's instance: %v", err)
+	}
+	if _, ok := e.tags(emuA)["team"]; ok {
+		t.Error("team not removed")
 	}
 }
