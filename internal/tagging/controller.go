@@ -86,13 +86,15 @@ type item struct {
 
 // Controller tags the instances of Nodes.
 type Controller struct {
-	cfg         Config
-	keys        []string
-	checksum    string
-	nodes       corelisters.NodeLister
-	synced      cache.InformerSynced
-	queue       workqueue.TypedRateLimitingInterface[item]
-	limitAdds   bool
+	cfg      Config
+	keys     []string
+	checksum string
+	nodes    corelisters.NodeLister
+	synced   cache.InformerSynced
+	queue    workqueue.TypedRateLimitingInterface[item]
+	// addLimit paces Nodes into the queue (--tagging-controller-rate-limit
+	// and -burst-limit); nil: no pacing.
+	addLimit    *rate.Limiter
 	broadcaster record.EventBroadcaster
 	// afterSync, when set (tests), sees every batch and its errors.
 	afterSync func([]item, map[item]error)
@@ -112,20 +114,22 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.NewNodeGrace <= 0 {
 		cfg.NewNodeGrace = DefaultNewNodeGrace
 	}
-	limiter := workqueue.TypedRateLimiter[item](workqueue.NewTypedItemExponentialFailureRateLimiter[item](retryBase, retryMax))
-	limitAdds := cfg.RateLimit > 0 && cfg.BurstLimit > 0
-	if limitAdds {
-		limiter = workqueue.NewTypedMaxOfRateLimiter(limiter,
-			&workqueue.TypedBucketRateLimiter[item]{Limiter: rate.NewLimiter(rate.Limit(cfg.RateLimit), cfg.BurstLimit)})
+	// Retries back off per Node; the optional bucket paces new work
+	// only. (Upstream puts both in one limiter, so each update of a Node
+	// waiting in the queue doubles its delay as if it had failed.)
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[item](retryBase, retryMax)
+	var addLimit *rate.Limiter
+	if cfg.RateLimit > 0 && cfg.BurstLimit > 0 {
+		addLimit = rate.NewLimiter(rate.Limit(cfg.RateLimit), cfg.BurstLimit)
 	}
 	c := &Controller{
-		cfg:       cfg,
-		keys:      (&Options{Tags: cfg.Tags}).Keys(),
-		checksum:  Checksum(cfg.Tags),
-		nodes:     cfg.Nodes.Lister(),
-		synced:    cfg.Nodes.Informer().HasSynced,
-		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[item]{Name: ClientName}),
-		limitAdds: limitAdds,
+		cfg:      cfg,
+		keys:     (&Options{Tags: cfg.Tags}).Keys(),
+		checksum: Checksum(cfg.Tags),
+		nodes:    cfg.Nodes.Lister(),
+		synced:   cfg.Nodes.Informer().HasSynced,
+		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[item]{Name: ClientName}),
+		addLimit: addLimit,
 	}
 	if c.cfg.Events == nil {
 		c.broadcaster = record.NewBroadcaster(record.WithContext(context.Background()))
@@ -189,8 +193,8 @@ func (c *Controller) nodeChanged(obj any) {
 		return
 	}
 	it := item{node: node.Name}
-	if c.limitAdds {
-		c.queue.AddRateLimited(it)
+	if c.addLimit != nil {
+		c.queue.AddAfter(it, c.addLimit.Reserve().Delay())
 		return
 	}
 	c.queue.Add(it)

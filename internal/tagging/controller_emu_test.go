@@ -143,3 +143,19 @@ func TestUnknownInstanceOfNewNodeIsRetried(t *testing.T) {
 		t.Errorf("tags = %v", e.tags("i-0cc00000000000001"))
 	}
 }
+
+// TestRateLimitPacesNodes: with --tagging-controller-rate-limit=4 and
+// -burst-limit=1 three Nodes enter the queue a quarter second apart, so
+// they are tagged over half a second or more, in more than one call;
+// retries are not paced by it (TestRetriesAfterFault).
+func TestRateLimitPacesNodes(t *testing.T) {
+	start := time.Now()
+	e := newEmu(t, emuOptions{rate: 4, burst: 1, nodes: []*corev1.Node{node("a", emuA, old), node("b", emuB, old), node("c", emuC, old)}})
+	e.eventually("Nodes labelled", func() (bool, error) { return e.labelled("a", "b", "c") })
+	if took := time.Since(start); took < 500*time.Millisecond {
+		t.Errorf("three Nodes tagged in %s, want at least 500ms at 4 per second with a burst of 1", took)
+	}
+	if got := e.srv.Calls("ec2", "CreateTags"); got < 2 {
+		t.Errorf("CreateTags calls = %d, want at least 2: the Nodes came paced", got)
+	}
+}

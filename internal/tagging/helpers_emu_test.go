@@ -75,6 +75,9 @@ type emuOptions struct {
 	policy string
 	// beforeStart runs before the controller starts.
 	beforeStart func(*emu)
+	// rate and burst are --tagging-controller-rate-limit and -burst-limit.
+	rate  float64
+	burst int
 }
 
 // newEmu starts the emulator and the controller (until the test ends).
@@ -112,7 +115,7 @@ func newEmu(t *testing.T, o emuOptions) *emu {
 	c, err := New(Config{
 		Tags: testTags, Nodes: factory.Core().V1().Nodes(), Client: client,
 		EC2: NewEC2(ec2c), Instances: view, ClusterID: emuCluster, Events: events,
-		BatchWindow: 100 * time.Millisecond,
+		BatchWindow: 100 * time.Millisecond, RateLimit: o.rate, BurstLimit: o.burst,
 	})
 	if err != nil {
 		t.Fatal(err)
