@@ -385,3 +385,17 @@ func TestEmuNLBManagedGroupRulesWhenCreateOmitsGroups(t *testing.T) {
 	wantEq(t, "group ingress", emuRules(g.Ingress, false), []string{"icmp 3-4 0.0.0.0/0", "tcp 80-80 0.0.0.0/0"})
 	wantEq(t, "node rules", e.nodeRules(), []string{"tcp 30080-30080 " + g.ID + " kubernetes.io/rule/nlb/client=" + lbName(svc)})
 }
+
+// TestEmuNLBManagedGroupWithoutNodeIngress: DisableSecurityGroupIngress
+// leaves node groups alone but not the NLB's own group, which still lets
+// the source ranges in; deletion removes the group.
+func TestEmuNLBManagedGroupWithoutNodeIngress(t *testing.T) {
+	t.Parallel()
+	e := newEmu(t, emuOptions{options: Options{NLBManagedSecurityGroups: true, DisableSecurityGroupIngress: true}})
+	svc := emuService("nlb-noingress", map[string]string{nlbType: "nlb"})
+	e.ensure(svc, e.nodes(emuA))
+	wantEq(t, "group ingress", emuRules(e.nlbGroup(svc).Ingress, false), []string{"icmp 3-4 0.0.0.0/0", "tcp 80-80 0.0.0.0/0"})
+	wantEq(t, "node rules", e.nodeRules(), []string(nil))
+	e.delete(svc)
+	e.wantNothingLeft()
+}
