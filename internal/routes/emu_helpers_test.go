@@ -95,7 +95,7 @@ func newEmu(t *testing.T, o emuOptions) *emu {
 	clk := clocktesting.NewFakeClock(time.Now())
 	view := instances.New(instances.NewEC2(client), instances.Options{
 		ClusterFilters: []ec2types.Filter{clustertag.Filter(emuCluster, false)},
-		VPCID:          emuVPC, BatchWindow: time.Millisecond, Clock: clk,
+		VPCID:          emuVPC, BatchWindow: time.Millisecond, Clock: clk, TagKeys: ViewTagKeys(emuCluster),
 	})
 	env := Env{VPCID: emuVPC, ClusterID: emuCluster}
 	if o.env != nil {
@@ -187,12 +187,12 @@ func (e *emu) mustCreate(node, cidr string) {
 	}
 }
 
-// routes renders the table's routes as EC2 shows them: "dest->target state".
-func (e *emu) routes(table string) []string {
+// routes renders emuTable's routes as EC2 shows them: "dest->target state".
+func (e *emu) routes() []string {
 	e.t.Helper()
-	rt, ok := e.srv.RouteTable(table)
+	rt, ok := e.srv.RouteTable(emuTable)
 	if !ok {
-		e.t.Fatalf("no route table %s", table)
+		e.t.Fatalf("no route table %s", emuTable)
 	}
 	var out []string
 	for _, r := range rt.Routes {

@@ -60,6 +60,9 @@ type Manager struct {
 	// full remembers a RouteLimitExceeded answer, since fullSince.
 	full      *fullTable
 	fullSince time.Time
+	// strangers are instances behind routes into the cluster CIDRs that
+	// are no Node's and carry no cluster tag, with when that was seen.
+	strangers map[string]time.Time
 	// checkOff is when the controller turned an instance's
 	// source/destination check off, by instance ID.
 	checkOff map[string]time.Time
@@ -80,7 +83,7 @@ func New(c Config) *Manager {
 	return &Manager{
 		ec2: c.EC2, env: c.Env, cidrs: slices.Clone(c.ClusterCIDRs), instances: c.Instances, nodes: c.Nodes,
 		events: c.Events, clock: c.Clock, retry: c.FullTableRetry,
-		owned: map[netip.Prefix]string{}, checkOff: map[string]time.Time{}, dests: map[netip.Prefix]*sync.Mutex{},
+		owned: map[netip.Prefix]string{}, strangers: map[string]time.Time{}, checkOff: map[string]time.Time{}, dests: map[netip.Prefix]*sync.Mutex{},
 	}
 }
 
@@ -109,12 +112,19 @@ func (m *Manager) List(ctx context.Context, clusterName string) ([]*cloudprovide
 		return nil, fmt.Errorf("list Nodes: %w", err)
 	}
 	byInstance := make(map[string]types.NodeName, len(nodes))
+	unresolved := false
 	for _, n := range nodes {
 		if n.InstanceID != "" {
 			byInstance[n.InstanceID] = types.NodeName(n.Node.Name)
+		} else {
+			unresolved = true
 		}
 	}
 	byENI, err := m.interfaceOwners(ctx, t, byInstance)
+	if err != nil {
+		return nil, err
+	}
+	orphans, err := m.orphans(ctx, t, byInstance, byENI, unresolved)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +144,10 @@ func (m *Manager) List(ctx context.Context, clusterName string) ([]*cloudprovide
 			cr.Blackhole = true
 		case ok:
 			cr.TargetNode = node
+		case orphans[instance]:
+			// No TargetNode: the route controller deletes it.
+			klog.InfoS("Route leads to a cluster instance that is no Node's; the route controller deletes it", "table", t.id,
+				"destination", r.dest, "instance", instance)
 		default:
 			klog.V(4).InfoS("Route into the cluster CIDRs leads to no cluster Node; not the controller's", "table", t.id,
 				"destination", r.dest, "instance", r.instanceID, "networkInterface", r.eniID)

@@ -23,7 +23,7 @@ func TestCreateListDelete(t *testing.T) {
 	e.mustCreate(a, "10.244.1.0/24")
 	e.mustCreate(c, "10.244.3.0/24")
 	e.mustCreate(c, "fd00:10:244:3::/64")
-	wantSlice(t, "table", e.routes(emuTable), []string{
+	wantSlice(t, "table", e.routes(), []string{
 		"0.0.0.0/0->igw-0demo000000000001 active", "10.0.0.0/16->local active",
 		"10.244.1.0/24->" + emuA + " active", "10.244.3.0/24->" + emuC + " active", "fd00:10:244:3::/64->" + emuC + " active",
 	})
@@ -116,7 +116,7 @@ func TestForeignRoutesNeverTouched(t *testing.T) {
 		f.RouteTables[0].Routes = append(f.RouteTables[0].Routes, foreignRoutes...)
 	}})
 	a := e.node(emuA)
-	before := e.routes(emuTable)
+	before := e.routes()
 	wantSlice(t, "listed", listed(e.list()), nil)
 	for _, r := range foreignRoutes {
 		err := e.m.Delete(t.Context(), &cloudprovider.Route{DestinationCIDR: r.DestinationCIDR, TargetNode: typesNode(a)})
@@ -128,7 +128,7 @@ func TestForeignRoutesNeverTouched(t *testing.T) {
 	if err := e.m.Delete(t.Context(), &cloudprovider.Route{DestinationCIDR: "10.244.1.0/24", TargetNode: typesNode(a)}); err != nil {
 		t.Fatal(err)
 	}
-	wantSlice(t, "table after a create and a delete", e.routes(emuTable), before)
+	wantSlice(t, "table after a create and a delete", e.routes(), before)
 	wantEq(t, "DeleteRoute calls", e.srv.Calls("ec2", "DeleteRoute"), 1)
 	wantEq(t, "ReplaceRoute calls", e.srv.Calls("ec2", "ReplaceRoute"), 0)
 }

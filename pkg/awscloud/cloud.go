@@ -169,7 +169,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		Candidates:     cloud.candidates,
 		Clock:          clk,
 		Metrics:        c.ViewMetrics,
-		TagKeys:        tagging.ViewTagKeys(c.TaggingTags, env.ClusterID),
+		TagKeys:        append(tagging.ViewTagKeys(c.TaggingTags, env.ClusterID), routes.ViewTagKeys(env.ClusterID)...),
 	})
 	cloud.tagging = tagging.NewEC2(clients.EC2)
 	cloud.breaker = cloud.newBreaker(c.ViewMetrics)
