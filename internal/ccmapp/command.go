@@ -96,7 +96,7 @@ func NewCommand(o Options) (*cobra.Command, error) {
 		}
 		return cloud
 	}
-	cmd := app.NewCloudControllerManagerCommand(ccmOptions, initializer, controllerConstructors(taggingOptions), controllerAliases(), fss, stop)
+	cmd := app.NewCloudControllerManagerCommand(ccmOptions, initializer, controllerConstructors(taggingOptions, o.Registerer), controllerAliases(), fss, stop)
 	// The tagging controller's flags are checked before anything starts,
 	// so a bad --tags fails the command with every problem listed.
 	run := cmd.RunE

@@ -19,7 +19,7 @@ import (
 // controllerConstructors are k8s.io/cloud-provider's controllers plus the
 // tagging controller, which, as upstream's, is off unless --controllers
 // names it (--controllers=*,tagging).
-func controllerConstructors(o *tagging.Options) map[string]app.ControllerInitFuncConstructor {
+func controllerConstructors(o *tagging.Options, reg tagging.Registerer) map[string]app.ControllerInitFuncConstructor {
 	// The library keeps the disabled-by-default set in a package variable
 	// its command reads; inserting is idempotent, so building the command
 	// twice (tests) is harmless. The constructors map is the library's
@@ -30,7 +30,7 @@ func controllerConstructors(o *tagging.Options) map[string]app.ControllerInitFun
 		InitContext: app.ControllerInitContext{ClientName: tagging.ClientName},
 		Constructor: func(initCtx app.ControllerInitContext, cc *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
 			return func(ctx context.Context, _ genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
-				return nil, true, startTagging(ctx, o, initCtx, cc, cloud)
+				return nil, true, startTagging(ctx, o, reg, initCtx, cc, cloud)
 			}
 		},
 	}
@@ -51,7 +51,7 @@ func taggingEnabled(controllers []string) bool {
 	return genericcontrollermanager.IsControllerEnabled(tagging.ControllerName, app.ControllersDisabledByDefault, controllers)
 }
 
-func startTagging(ctx context.Context, o *tagging.Options, initCtx app.ControllerInitContext, cc *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) error {
+func startTagging(ctx context.Context, o *tagging.Options, reg tagging.Registerer, initCtx app.ControllerInitContext, cc *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) error {
 	aws, ok := cloud.(*awscloud.Cloud)
 	if !ok {
 		return fmt.Errorf("the tagging controller needs the aws provider, got %T", cloud)
@@ -65,6 +65,7 @@ func startTagging(ctx context.Context, o *tagging.Options, initCtx app.Controlle
 		Tags: o.Tags, RateLimit: o.RateLimit, BurstLimit: o.BurstLimit,
 		Nodes:  cc.SharedInformers.Core().V1().Nodes(),
 		Client: client, EC2: deps.EC2, Instances: deps.Instances, ClusterID: deps.ClusterID,
+		Metrics: tagging.NewMetrics(reg),
 	})
 	if err != nil {
 		return err

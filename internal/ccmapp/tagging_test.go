@@ -83,7 +83,7 @@ func TestTaggingIsOffByDefault(t *testing.T) {
 			t.Errorf("--controllers=%s: tagging enabled = %t, want %t", strings.Join(tc.controllers, ","), got, tc.want)
 		}
 	}
-	if _, ok := controllerConstructors(nil)["tagging"]; !ok {
+	if _, ok := controllerConstructors(nil, nil)["tagging"]; !ok {
 		t.Error("no tagging controller among the constructors")
 	}
 }

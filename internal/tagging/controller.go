@@ -73,6 +73,8 @@ type Config struct {
 	BatchWindow time.Duration
 	// NewNodeGrace is DefaultNewNodeGrace when zero.
 	NewNodeGrace time.Duration
+	// Metrics records outcomes; nil records nothing.
+	Metrics *Metrics
 }
 
 // item is one unit of work. Adds carry only the Node's name (the worker

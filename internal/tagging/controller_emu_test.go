@@ -43,6 +43,9 @@ func TestTagsNodesInBatches(t *testing.T) {
 	if got := e.srv.Calls("ec2", "CreateTags"); got != 2 {
 		t.Errorf("CreateTags calls = %d for %d Nodes, want 2 (1,000 instances per call)", got, len(nodes))
 	}
+	if got := e.count("tag", outcomeTagged); got != len(nodes) {
+		t.Errorf("aws_ccm_tagging_nodes_total{action=tag,outcome=tagged} = %d, want %d", got, len(nodes))
+	}
 	for _, n := range nodes {
 		id := n.Spec.ProviderID[strings.LastIndex(n.Spec.ProviderID, "/")+1:]
 		if !e.hasTestTags(id) {
@@ -70,6 +73,9 @@ func TestNoCallWhenTagsAlreadyMatch(t *testing.T) {
 	e.waitSynced(1, item{node: "a"}, item{node: "b"})
 	if got := e.srv.Calls("ec2", "CreateTags"); got != 0 {
 		t.Errorf("CreateTags calls = %d, want 0: the instances carry the tags already", got)
+	}
+	if got := e.count("tag", outcomeAlreadyTagged); got != 2 {
+		t.Errorf("aws_ccm_tagging_nodes_total{action=tag,outcome=already_tagged} = %d, want 2", got)
 	}
 	if got := e.results.of(item{node: "labelled"}); len(got) != 0 {
 		t.Errorf("the Node labelled for these tags was synced: %v", got)

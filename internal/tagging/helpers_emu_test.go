@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
+	k8smetrics "k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
@@ -61,6 +63,17 @@ type emu struct {
 	view    *instances.View
 	// viewClock is the view's: Step it past MaxAge to make it ask EC2.
 	viewClock *clocktesting.FakeClock
+	metrics   *Metrics
+}
+
+// count is the aws_ccm_tagging_nodes_total counter of action and outcome.
+func (e *emu) count(action, outcome string) int {
+	e.t.Helper()
+	v, err := testutil.GetCounterMetricValue(e.metrics.nodes.WithLabelValues(action, outcome))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return int(v)
 }
 
 type emuOptions struct {
@@ -112,17 +125,19 @@ func newEmu(t *testing.T, o emuOptions) *emu {
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	events := record.NewFakeRecorder(1000)
+	metrics := NewMetrics(k8smetrics.NewKubeRegistry())
 	c, err := New(Config{
 		Tags: testTags, Nodes: factory.Core().V1().Nodes(), Client: client,
 		EC2: NewEC2(ec2c), Instances: view, ClusterID: emuCluster, Events: events,
 		BatchWindow: 100 * time.Millisecond, RateLimit: o.rate, BurstLimit: o.burst,
+		Metrics: metrics,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := &results{errs: map[item][]error{}}
 	c.afterSync = res.record
-	e := &emu{t: t, srv: srv, client: client, c: c, events: events, ec2: ec2c, results: res, view: view, viewClock: viewClock}
+	e := &emu{t: t, srv: srv, client: client, c: c, events: events, ec2: ec2c, results: res, view: view, viewClock: viewClock, metrics: metrics}
 	if o.beforeStart != nil {
 		o.beforeStart(e)
 	}

@@ -110,6 +110,11 @@ func TestRemovalOfGoneInstances(t *testing.T) {
 	if got := e.srv.Calls("ec2", "DeleteTags"); got != 1 {
 		t.Errorf("DeleteTags calls = %d, want 1 (for the instance the view still thought present)", got)
 	}
+	for outcome, want := range map[string]int{outcomeTerminated: 1, outcomeGone: 2, outcomeUntagged: 0} {
+		if got := e.count("untag", outcome); got != want {
+			t.Errorf("aws_ccm_tagging_nodes_total{action=untag,outcome=%s} = %d, want %d", outcome, got, want)
+		}
+	}
 }
 
 // TestRetriesAfterFault: a failed CreateTags (a fault injected at the

@@ -78,13 +78,16 @@ func (c *Controller) tag(ctx context.Context, adds []item, errs map[item]error) 
 		return
 	}
 	var toTag, done []string
+	m := c.cfg.Metrics
 	for _, id := range ids {
 		o, known := obs[id]
 		switch {
 		case known && o.Instance != nil && o.Instance.Terminated():
 			klog.V(2).InfoS("Not tagging a terminated instance", "node", klog.KObj(nodes[id]), "instance", id)
+			m.node("tag", outcomeTerminated, 1)
 		case known && o.Instance != nil && o.Instance.HasTags(c.cfg.Tags):
 			done = append(done, id)
+			m.node("tag", outcomeAlreadyTagged, 1)
 		default:
 			toTag = append(toTag, id)
 		}
@@ -93,8 +96,12 @@ func (c *Controller) tag(ctx context.Context, adds []item, errs map[item]error) 
 		_, err := c.cfg.EC2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: ids, Tags: ec2Tags(c.cfg.Tags, c.keys)})
 		return err
 	})
-	klog.V(2).InfoS("Tagged instances", "nodes", len(nodes), "alreadyTagged", len(done), "tagged", len(toTag)-len(res.gone)-len(res.failed),
+	tagged := len(toTag) - len(res.gone) - len(res.failed)
+	klog.V(2).InfoS("Tagged instances", "nodes", len(nodes), "alreadyTagged", len(done), "tagged", tagged,
 		"gone", len(res.gone), "failed", len(res.failed), "calls", res.calls)
+	m.node("tag", outcomeTagged, tagged)
+	m.node("tag", outcomeGone, len(res.gone))
+	m.node("tag", outcomeFailed, len(res.failed))
 	for _, id := range toTag {
 		node, it := nodes[id], byID[id]
 		switch {
@@ -118,6 +125,10 @@ func (c *Controller) tag(ctx context.Context, adds []item, errs map[item]error) 
 	for _, id := range done {
 		if err := c.label(ctx, nodes[id]); err != nil {
 			errs[byID[id]] = err
+			continue
+		}
+		if _, relabel := nodes[id].Labels[LabelKey]; !relabel {
+			m.labelled(c.cfg.Clock.Since(nodes[id].CreationTimestamp.Time))
 		}
 	}
 }
@@ -204,15 +215,27 @@ func (c *Controller) untag(ctx context.Context, removes []item, errs map[item]er
 	}
 	// Only evidence that the instance is gone spares the call: the view
 	// may not have seen tags this controller put on a moment ago.
+	m := c.cfg.Metrics
 	ids = slices.DeleteFunc(ids, func(id string) bool {
 		o, known := obs[id]
-		return known && (o.Instance == nil || o.Instance.Terminated())
+		switch {
+		case known && o.Instance == nil:
+			m.node("untag", outcomeGone, 1)
+		case known && o.Instance.Terminated():
+			m.node("untag", outcomeTerminated, 1)
+		default:
+			return false
+		}
+		return true
 	})
 	res := c.applyByOwnership(ctx, ids, obs, func(ctx context.Context, ids []string) error {
 		_, err := c.cfg.EC2.DeleteTags(ctx, &ec2.DeleteTagsInput{Resources: ids, Tags: ec2Tags(c.cfg.Tags, c.keys)})
 		return err
 	})
 	klog.V(2).InfoS("Untagged instances of deleted Nodes", "instances", len(byID), "called", len(ids), "gone", len(res.gone), "failed", len(res.failed), "calls", res.calls)
+	m.node("untag", outcomeUntagged, len(ids)-len(res.gone)-len(res.failed))
+	m.node("untag", outcomeGone, len(res.gone))
+	m.node("untag", outcomeFailed, len(res.failed))
 	for id, err := range res.failed {
 		for _, it := range byID[id] {
 			errs[it] = fmt.Errorf("remove tags from instance %s of deleted Node %s: %w", id, it.node, err)
