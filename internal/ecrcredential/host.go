@@ -33,12 +33,13 @@ type suffix struct {
 	dualStack bool
 }
 
-// suffixes are the registry domains, longest first where one ends another.
+// suffixes are the registry domains (matched whole, so their order is
+// only the order of MatchImages and of error messages).
 var suffixes = []suffix{
-	{domain: "amazonaws.com.cn", partition: "aws-cn", regionPrefix: "cn-"},
-	{domain: "on.amazonwebservices.com.cn", partition: "aws-cn", regionPrefix: "cn-", dualStack: true},
 	{domain: "amazonaws.com", partition: "aws", alsoPartition: "aws-us-gov", alsoPrefix: "us-gov-"},
 	{domain: "on.aws", partition: "aws", alsoPartition: "aws-us-gov", alsoPrefix: "us-gov-", dualStack: true},
+	{domain: "amazonaws.com.cn", partition: "aws-cn", regionPrefix: "cn-"},
+	{domain: "on.amazonwebservices.com.cn", partition: "aws-cn", regionPrefix: "cn-", dualStack: true},
 	{domain: "amazonaws.eu", partition: "aws-eusc", regionPrefix: "eusc-"},
 	{domain: "c2s.ic.gov", partition: "aws-iso", regionPrefix: "us-iso-"},
 	{domain: "sc2s.sgov.gov", partition: "aws-iso-b", regionPrefix: "us-isob-"},

@@ -85,7 +85,7 @@ func TestParseImageRefuses(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ image, want string }{
-		{"123456789012.dkr.ecr.us-west-2.example.com/app", `unknown partition: ECR registries end in amazonaws.com.cn, on.amazonwebservices.com.cn, amazonaws.com, on.aws, amazonaws.eu, c2s.ic.gov, sc2s.sgov.gov, cloud.adc-e.uk, csp.hci.ic.gov, not "example.com"`},
+		{"123456789012.dkr.ecr.us-west-2.example.com/app", `unknown partition: ECR registries end in amazonaws.com, on.aws, amazonaws.com.cn, on.amazonwebservices.com.cn, amazonaws.eu, c2s.ic.gov, sc2s.sgov.gov, cloud.adc-e.uk, csp.hci.ic.gov, not "example.com"`},
 		{"123456789012.dkr.ecr.cn-north-1.amazonaws.com/app", "region cn-north-1 is not in the aws partition that amazonaws.com serves; its registries are under amazonaws.com.cn"},
 		{"123456789012.dkr.ecr.us-west-2.amazonaws.com.cn/app", "region us-west-2 is not in the aws-cn partition that amazonaws.com.cn serves; its registries are under amazonaws.com"},
 		{"123456789012.dkr.ecr.us-isob-east-1.c2s.ic.gov/app", "region us-isob-east-1 is not in the aws-iso partition that c2s.ic.gov serves; its registries are under sc2s.sgov.gov"},

@@ -14,7 +14,7 @@ import (
 )
 
 // installDocs are the how-to guides whose awsccmctl commands must exist.
-var installDocs = []string{"install-kubeadm.md", "install-kops.md"}
+var installDocs = []string{"install-kubeadm.md", "install-kops.md", "ecr-credential-provider.md"}
 
 // TestDocsCommandsExist: every awsccmctl command line in the install guides
 // (fenced code blocks, and inline code starting with awsccmctl) names real

@@ -90,7 +90,8 @@ var checkDocs = map[string]checkDoc{
 	IDImagesECRProvider: {
 		description: "Pods on Nodes that pull images from private ECR registries: the kubelet's built-in ECR credentials went with the " +
 			"in-tree provider (1.27), so those Nodes need the ECR image credential provider, or Pods carry current ECR pull secrets.",
-		fix: "On each Node named, install ecr-credential-provider and start the kubelet with --image-credential-provider-config and " +
-			"--image-credential-provider-bin-dir; `awsccmctl preflight --node` on the node verifies it.",
+		fix: "On each Node named, install awsccmctl's ecr-credential-provider (the DaemonSet of `awsccmctl install manifests --ecr-credential-provider` copies it onto every node) " +
+			"and start the kubelet with --image-credential-provider-config and --image-credential-provider-bin-dir (docs/ecr-credential-provider.md); " +
+			"`awsccmctl preflight --node` on the node verifies it.",
 	},
 }

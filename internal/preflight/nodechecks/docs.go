@@ -74,7 +74,9 @@ var checkDocs = map[string]checkDoc{
 	IDKubeletECRProvider: {
 		description: "The in-tree AWS provider gave the kubelet built-in ECR credentials; they were removed in 1.27, so a node that " +
 			"pulls private ECR images needs the ecr-credential-provider plugin configured, or it cannot pull an ECR image it has not cached.",
-		fix: "Install ecr-credential-provider, write a CredentialProviderConfig for it, start the kubelet with " +
-			"--image-credential-provider-config and --image-credential-provider-bin-dir, then `systemctl restart kubelet`.",
+		fix: "Install awsccmctl's ecr-credential-provider (`awsccmctl install manifests --ecr-credential-provider` renders a DaemonSet that copies it onto every node), " +
+			"write the CredentialProviderConfig `awsccmctl install kubeadm --print-credential-provider-config` prints, start the kubelet with " +
+			"--image-credential-provider-config and --image-credential-provider-bin-dir (`awsccmctl install kubeadm --ecr-credential-provider`), " +
+			"then `systemctl restart kubelet` (docs/ecr-credential-provider.md).",
 	},
 }

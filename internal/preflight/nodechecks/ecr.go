@@ -5,27 +5,28 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/awsccmctl/awsccmctl/internal/ecrcredential"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // The in-tree AWS provider gave the kubelet built-in credentials for private
 // ECR registries; it was removed in Kubernetes 1.27. Without it the kubelet
-// needs an image credential provider plugin, kubernetes/cloud-provider-aws's
-// ecr-credential-provider, to pull from ECR. This file holds what node and
-// cluster mode know about that.
+// needs an image credential provider plugin, this project's
+// ecr-credential-provider (internal/ecrcredential, the same name and protocol
+// as kubernetes/cloud-provider-aws's), to pull from ECR. This file holds what
+// node and cluster mode know about that.
 
 const (
-	// ECRProviderName is the executable of kubernetes/cloud-provider-aws's
-	// ECR credential provider.
-	ECRProviderName = "ecr-credential-provider"
+	// ECRProviderName is the executable of the ECR credential provider.
+	ECRProviderName = ecrcredential.BinaryName
 	// ECRSampleRegistry is a private ECR registry host; a kubelet's
 	// credential providers must match it.
 	ECRSampleRegistry = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
 	// Where the remediation suggests to put the provider's configuration
 	// and executable; any paths work.
-	suggestedProviderConfig = "/etc/kubernetes/image-credential-provider-config.yaml"
-	suggestedProviderBinDir = "/usr/libexec/kubernetes/kubelet-plugins/credential-provider/exec"
+	suggestedProviderConfig = ecrcredential.DefaultConfigPath
+	suggestedProviderBinDir = ecrcredential.DefaultBinDir
 )
 
 // ecrRegistry matches the private ECR hosts the in-tree AWS provider served
@@ -43,23 +44,26 @@ func ECRRegistry(image string) (string, bool) {
 	return host, true
 }
 
-// Remediation parts: the provider entry of a CredentialProviderConfig, and
-// the instance role's permissions it needs.
-const (
-	ecrProviderEntry = "{name: " + ECRProviderName + `, matchImages: ["*.dkr.ecr.*.amazonaws.com", "*.dkr.ecr.*.amazonaws.com.cn", "*.dkr.ecr-fips.*.amazonaws.com"], ` +
-		"defaultCacheDuration: 12h, apiVersion: credentialprovider.kubelet.k8s.io/v1}"
-	ecrIAM = "allow the instance role ecr:GetAuthorizationToken and the pull actions (AWS managed policy AmazonEC2ContainerRegistryReadOnly)"
-)
+// Remediation parts: the provider entry of a CredentialProviderConfig (the
+// one `awsccmctl install kubeadm --print-credential-provider-config`
+// writes), and the instance role's permissions it needs.
+var ecrProviderEntry = func() string {
+	p := ecrcredential.KubeletConfig().Providers[0]
+	return fmt.Sprintf("{name: %s, matchImages: [\"%s\"], defaultCacheDuration: %s, apiVersion: %s}",
+		p.Name, strings.Join(p.MatchImages, `", "`), strings.TrimSuffix(p.DefaultCacheDuration.Duration.String(), "0m0s"), p.APIVersion)
+}()
+
+const ecrIAM = "allow the instance role ecr:GetAuthorizationToken and the pull actions (iam/node-policy.json from `awsccmctl install iam`, or the AWS managed policy AmazonEC2ContainerRegistryReadOnly)"
 
 // ecrProviderFiles says what to put on a node for the kubelet flags to use.
-const ecrProviderFiles = "install " + ECRProviderName + " (built from kubernetes/cloud-provider-aws) in a directory such as " + suggestedProviderBinDir +
-	", write a CredentialProviderConfig (apiVersion kubelet.config.k8s.io/v1) such as " + suggestedProviderConfig + " with the provider " + ecrProviderEntry +
+var ecrProviderFiles = "put " + ECRProviderName + " (awsccmctl's release, or the CCM image: `awsccmctl install manifests --ecr-credential-provider` renders a DaemonSet that copies it onto every node; docs/ecr-credential-provider.md) in a directory such as " + suggestedProviderBinDir +
+	", write the kubelet's CredentialProviderConfig to a file such as " + suggestedProviderConfig + " (`awsccmctl install kubeadm --print-credential-provider-config` prints it; its provider is " + ecrProviderEntry + ")" +
 	", and " + ecrIAM
 
 // ECRProviderSetup says how to give a kubelet ECR credentials, from the
 // files to the flags.
-const ECRProviderSetup = ecrProviderFiles + "; then start the kubelet with --" + nodefiles.FlagCredentialProviderConfig + "=<that file> --" +
-	nodefiles.FlagCredentialProviderBinDir + "=<that directory>"
+var ECRProviderSetup = ecrProviderFiles + "; then start the kubelet with --" + nodefiles.FlagCredentialProviderConfig + "=<that file> --" +
+	nodefiles.FlagCredentialProviderBinDir + "=<that directory> (`awsccmctl install kubeadm --ecr-credential-provider` adds both)"
 
 func (r runner) kubeletECRCredentialProvider() preflight.Result {
 	k := r.in.Node.Kubelet

@@ -45,7 +45,8 @@ func TestECRProviderFixtures(t *testing.T) {
 		{fixture: "kubeadm-external-node", status: warn,
 			message: "kubelet has no --image-credential-provider-config and no --image-credential-provider-bin-dir: without the in-tree AWS provider (removed in 1.27) it has no credentials " +
 				"for private ECR registries, so it cannot pull an ECR image it has not cached (cluster mode's images-ecr-credential-provider lists the Pods that use them)",
-			fix: []string{"install ecr-credential-provider (built from kubernetes/cloud-provider-aws)", `matchImages: ["*.dkr.ecr.*.amazonaws.com", "*.dkr.ecr.*.amazonaws.com.cn", "*.dkr.ecr-fips.*.amazonaws.com"]`,
+			fix: []string{"put ecr-credential-provider (awsccmctl's release, or the CCM image: `awsccmctl install manifests --ecr-credential-provider` renders a DaemonSet that copies it onto every node; docs/ecr-credential-provider.md)",
+				"`awsccmctl install kubeadm --print-credential-provider-config` prints it", `matchImages: ["*.dkr.ecr.*.amazonaws.com", "*.dkr.ecr-fips.*.amazonaws.com", "*.dkr-ecr.*.on.aws", `,
 				"; then add " + flags + " in KUBELET_KUBEADM_ARGS in /var/lib/kubelet/kubeadm-flags.env, then `systemctl restart kubelet`", "nodeRegistration.kubeletExtraArgs"}},
 		{fixture: "kubeadm-external-node-ecr", status: pass,
 			message: "credential provider ecr-credential-provider (matchImages *.dkr.ecr.*.amazonaws.com, *.dkr.ecr.*.amazonaws.com.cn, *.dkr.ecr-fips.*.amazonaws.com) " +
@@ -107,7 +108,11 @@ func TestECRProviderProblems(t *testing.T) {
 			files: map[string]string{unit: exec, cfg: gcp, bin + "/gcp-credential-provider": "#!/bin/sh\n"},
 			message: "no credential provider in /etc/kubernetes/cp.yaml matches the ECR registry 123456789012.dkr.ecr.us-east-1.amazonaws.com, " +
 				"so the kubelet pulls private ECR images without credentials; providers: gcp-credential-provider (matchImages gcr.io, *.gcr.io, *.pkg.dev)",
-			fix: "add the provider {name: ecr-credential-provider, " + `matchImages: ["*.dkr.ecr.*.amazonaws.com", ` + `"*.dkr.ecr.*.amazonaws.com.cn", "*.dkr.ecr-fips.*.amazonaws.com"], ` +
+			fix: "add the provider {name: ecr-credential-provider, " + `matchImages: ["*.dkr.ecr.*.amazonaws.com", "*.dkr.ecr-fips.*.amazonaws.com", "*.dkr-ecr.*.on.aws", ` +
+				`"*.dkr-ecr-fips.*.on.aws", "*.dkr.ecr.*.amazonaws.com.cn", "*.dkr.ecr-fips.*.amazonaws.com.cn", "*.dkr-ecr.*.on.amazonwebservices.com.cn", ` +
+				`"*.dkr-ecr-fips.*.on.amazonwebservices.com.cn", "*.dkr.ecr.*.amazonaws.eu", "*.dkr.ecr-fips.*.amazonaws.eu", "*.dkr.ecr.*.c2s.ic.gov", ` +
+				`"*.dkr.ecr-fips.*.c2s.ic.gov", "*.dkr.ecr.*.sc2s.sgov.gov", "*.dkr.ecr-fips.*.sc2s.sgov.gov", "*.dkr.ecr.*.cloud.adc-e.uk", ` +
+				`"*.dkr.ecr-fips.*.cloud.adc-e.uk", "*.dkr.ecr.*.csp.hci.ic.gov", "*.dkr.ecr-fips.*.csp.hci.ic.gov"], ` +
 				"defaultCacheDuration: 12h, apiVersion: credentialprovider.kubelet.k8s.io/v1} to /etc/kubernetes/cp.yaml, put the ecr-credential-provider executable in /opt/cp"},
 	}
 	for _, tc := range cases {
