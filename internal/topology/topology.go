@@ -116,17 +116,17 @@ func (r *Reader) Required(instanceType string) bool {
 // NetworkNodes returns the network nodes of instance id (of instanceType),
 // from the spine down to the instance's own. Nil with no error: there are
 // none to label, and for a type not Required that includes failed calls
-// (logged). Errors are *RequiredError.
+// (logged). Errors are *RequiredError, or ctx's when it ends first.
 func (r *Reader) NetworkNodes(ctx context.Context, id, instanceType string) ([]string, error) {
 	if instanceType == "" || r.skip(instanceType) {
 		return nil, nil
 	}
 	res, err := r.group.Do(ctx, id)
+	if err != nil {
+		return nil, err // the caller gave up; that is no answer about the type
+	}
 	a, ok := res[id]
-	switch {
-	case err != nil: // ctx ended
-		a.err = err
-	case !ok:
+	if !ok {
 		a.err = fmt.Errorf("lookup finished without an answer for %s", id)
 	}
 	if a.err == nil && len(a.nodes) > 0 {

@@ -267,3 +267,24 @@ func TestFailedCallsBlockOnlyRequiredTypes(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelledCallerGetsItsContextError: a caller whose context ends
+// gets that error whatever its type (a non-required Node is not
+// initialized without labels because its worker gave up), and its type is
+// not remembered as unsupported.
+func TestCancelledCallerGetsItsContextError(t *testing.T) {
+	e := newEnv(t, cloudconfig.DefaultTopologyInstanceTypePattern, map[string]int{"m5.large": 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	id := e.ids["m5.large"][0]
+	if _, err := e.r.NetworkNodes(ctx, id, "m5.large"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	before := e.calls()
+	if _, err := e.r.NetworkNodes(context.Background(), id, "m5.large"); err != nil {
+		t.Fatal(err)
+	}
+	if e.calls() == before {
+		t.Error("m5.large was remembered as unsupported after a cancelled lookup")
+	}
+}
