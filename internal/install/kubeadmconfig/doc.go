@@ -10,6 +10,11 @@
 // (list-style); Render writes v1beta3 before 1.31 and v1beta4 from it, and
 // refuses an API version the cluster's kubeadm does not read.
 //
+// With Options.CredentialProvider the Init- and JoinConfiguration also give
+// the kubelet its image credential provider flags for private ECR
+// (--image-credential-provider-config, --image-credential-provider-bin-dir;
+// the plugin is cmd/ecr-credential-provider).
+//
 // Merge adds the same settings to a user's own kubeadm configuration file,
 // keeping every document and setting of theirs, and Check verifies a file
 // carries them.
