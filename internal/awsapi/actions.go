@@ -52,11 +52,6 @@ type Action struct {
 	// with requests that need not carry it (the Service's additional
 	// tags are added alone, changed ones too).
 	Retags bool
-	// Resource is, for a ScopeResourceTag change, the ARN pattern of the
-	// only resource type the least-privilege policy grants it on (the
-	// tagging controller's DeleteTags: instances); empty grants it on every
-	// resource that carries the cluster tag.
-	Resource string
 	// Untags is true for an action that removes tags: the least-privilege
 	// grant requires the request to name the keys and none may be a
 	// cluster tag, so the grant cannot strip a resource of what makes it
@@ -140,7 +135,7 @@ var registry = []Action{
 		Why: "load balancers: create the Classic k8s-elb-<name> group, and the managed NLB group under NLBSecurityGroupMode = Managed"},
 	{Service: ServiceEC2, Operation: "CreateTags", Mutating: true, Scope: ScopeRequestTag, Retags: true, Components: []string{ComponentCCM},
 		Why: "tag the security group at creation (TagSpecifications needs it), and tag an untagged k8s-elb-<name> group found by name; the tagging controller puts --tags on Nodes' instances (cluster-tagged under the least-privilege policy)"},
-	{Service: ServiceEC2, Operation: "DeleteTags", Mutating: true, Scope: ScopeResourceTag, Resource: "arn:*:ec2:*:*:instance/*", Untags: true, Components: []string{ComponentCCM},
+	{Service: ServiceEC2, Operation: "DeleteTags", Mutating: true, Scope: ScopeResourceTag, Untags: true, Components: []string{ComponentCCM},
 		Why: "the tagging controller removes --tags from the instance of a deleted Node (never a cluster tag)"},
 	{Service: ServiceEC2, Operation: "DeleteSecurityGroup", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
 		Why: "load balancers: delete the Classic k8s-elb-<name> group, and the managed NLB group, after the load balancer"},

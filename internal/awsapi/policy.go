@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 )
@@ -91,42 +90,26 @@ func leastPrivilege(actions []Action, clusterID string) PolicyDocument {
 			changes = append(changes, a)
 		}
 	}
-	// A change limited to one resource type gets a statement of its own.
-	narrow := map[string][]Action{}
+	// Tag removals get a statement of their own: EC2's DeleteTags without
+	// keys removes every tag, the cluster tag included, so the request
+	// must name its keys and none may be a cluster tag. (Resource stays
+	// "*" like the others': preflight's IAM simulation, which names no
+	// resource, must see the grant.)
+	var untags []Action
 	changes = slices.DeleteFunc(changes, func(a Action) bool {
-		if a.Resource != "" {
-			narrow[a.Resource] = append(narrow[a.Resource], a)
+		if a.Untags {
+			untags = append(untags, a)
 		}
-		return a.Resource != ""
+		return a.Untags
 	})
 	add("ChangeTheClustersResources", changes, Conditions{"Null": {"aws:ResourceTag/" + tag: "false"}})
-	for _, res := range slices.Sorted(maps.Keys(narrow)) {
-		doc.Statement = append(doc.Statement, narrowChange(res, narrow[res], tag))
-	}
+	add("UntagTheClustersResources", untags, Conditions{
+		"Null":                         {"aws:ResourceTag/" + tag: "false", "aws:TagKeys": "false"},
+		"ForAllValues:StringNotLike":   {"aws:TagKeys": clustertag.Prefix + "*"},
+		"ForAllValues:StringNotEquals": {"aws:TagKeys": clustertag.LegacyKey},
+	})
 	add("CannotBeScopedByTag", unscoped, nil)
 	return doc
-}
-
-// narrowChange grants changes on the cluster's resources of one type
-// (res, an ARN pattern such as arn:*:ec2:*:*:instance/*). Tag removals
-// must name their keys (EC2's DeleteTags without keys removes every tag)
-// and none may be a cluster tag.
-func narrowChange(res string, as []Action, tag string) Statement {
-	typ := res[strings.LastIndex(res, ":")+1:]
-	typ, _, _ = strings.Cut(typ, "/")
-	sid := "ChangeTheClusters"
-	for word := range strings.SplitSeq(typ, "-") {
-		if word != "" {
-			sid += strings.ToUpper(word[:1]) + word[1:]
-		}
-	}
-	c := Conditions{"Null": {"aws:ResourceTag/" + tag: "false"}}
-	if slices.ContainsFunc(as, func(a Action) bool { return a.Untags }) {
-		c["Null"]["aws:TagKeys"] = "false"
-		c["ForAllValues:StringNotLike"] = map[string]string{"aws:TagKeys": clustertag.Prefix + "*"}
-		c["ForAllValues:StringNotEquals"] = map[string]string{"aws:TagKeys": clustertag.LegacyKey}
-	}
-	return Statement{Sid: sid + "s", Effect: "Allow", Action: iamActions(as), Resource: res, Condition: c}
 }
 
 // iamActions returns the actions' IAM names, sorted, without repeats.

@@ -15,7 +15,7 @@ import (
 // about the tagging controller's requests under the generated
 // least-privilege policy (cluster "demo"): --tags on and off the cluster's
 // instances only, never removing a cluster tag, never DeleteTags without
-// keys (which removes every tag), and DeleteTags only on instances.
+// keys (which removes every tag).
 func TestLeastPrivilegeTaggingOfInstances(t *testing.T) {
 	doc, err := LeastPrivilegePolicy(ComponentCCM, "demo").JSON()
 	if err != nil {
@@ -54,7 +54,11 @@ func TestLeastPrivilegeTaggingOfInstances(t *testing.T) {
 		{"remove every tag (no keys)", "ec2:DeleteTags", instance, []iamtypes.ContextEntry{ours}, false},
 		{"remove the cluster tag", "ec2:DeleteTags", instance, []iamtypes.ContextEntry{ours, entry("aws:TagKeys", "team", "kubernetes.io/cluster/demo")}, false},
 		{"remove the legacy cluster tag", "ec2:DeleteTags", instance, []iamtypes.ContextEntry{ours, entry("aws:TagKeys", "KubernetesCluster")}, false},
-		{"untag the cluster's security group", "ec2:DeleteTags", "arn:aws:ec2:us-east-1:123456789012:security-group/sg-1", []iamtypes.ContextEntry{ours, entry("aws:TagKeys", "team")}, false},
+		// Any of the cluster's resources, as for its other changes: preflight's
+		// simulation names no resource, so a grant narrowed to instance ARNs
+		// would fail it (TestGeneratedPoliciesPassTheIAMCheck).
+		{"untag the cluster's security group", "ec2:DeleteTags", "arn:aws:ec2:us-east-1:123456789012:security-group/sg-1", []iamtypes.ContextEntry{ours, entry("aws:TagKeys", "team")}, true},
+		{"untag as preflight simulates it", "ec2:DeleteTags", "*", []iamtypes.ContextEntry{ours, entry("aws:TagKeys", "example-tag")}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

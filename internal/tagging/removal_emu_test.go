@@ -182,8 +182,8 @@ func assertEvent(t *testing.T, e *emu, reason, text string) {
 // controller's credentials to the emulator enforcing
 // iam/ccm-policy-least-privilege.json: the controller's own request (named
 // keys on a cluster instance) passes; removing the cluster tag, removing
-// every tag (no keys), and untagging a foreign instance or a cluster
-// security group are denied, and change nothing.
+// every tag (no keys), and untagging a foreign instance are denied, and
+// change nothing.
 func TestLeastPrivilegeDeleteTagsOnTheWire(t *testing.T) {
 	const foreign = "i-0ff00000000000002"
 	e := newEmu(t, emuOptions{fixture: func(f *awsemu.Fixture) {
@@ -201,10 +201,9 @@ func TestLeastPrivilegeDeleteTagsOnTheWire(t *testing.T) {
 	}
 	key := func(k string) ec2types.Tag { return ec2types.Tag{Key: aws.String(k)} }
 	for name, err := range map[string]error{
-		"the cluster tag":                del(emuA, key("team"), key(clusterTag)),
-		"every tag":                      del(emuA),
-		"a foreign instance's tag":       del(foreign, key("team")),
-		"a cluster security group's tag": del("sg-0demo000000000001", key("Name")),
+		"the cluster tag":          del(emuA, key("team"), key(clusterTag)),
+		"every tag":                del(emuA),
+		"a foreign instance's tag": del(foreign, key("team")),
 	} {
 		if code := errorCode(err); code != "UnauthorizedOperation" {
 			t.Errorf("removing %s: error code %q (%v), want UnauthorizedOperation", name, code, err)

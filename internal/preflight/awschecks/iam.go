@@ -20,6 +20,10 @@ import (
 const fixPreflightIAM = "grant whoever runs preflight iam/preflight-policy.json (iam:GetInstanceProfile, iam:GetRole, iam:SimulatePrincipalPolicy), " +
 	"or check the CCM's permissions by hand against " + CCMPolicyFile
 
+// tagKeyExample stands for the keys of a tag request in the simulation: a
+// key of the tagging controller's --tags, not a cluster tag.
+const tagKeyExample = "example-tag"
+
 // principal is an IAM role or user the CCM will run as.
 type principal struct {
 	arn string
@@ -65,11 +69,14 @@ func (r *runner) iamPermissions(ctx context.Context) preflight.Result {
 		// what they create (iam/ccm-policy-least-privilege.json).
 		key := "aws:ResourceTag/" + clustertag.Key(id)
 		reqKey := "aws:RequestTag/" + clustertag.Key(id)
+		// Tag removals name their keys, never a cluster tag (the
+		// tagging controller's DeleteTags); the policy requires that.
 		in.ContextEntries = []iamtypes.ContextEntry{
 			{ContextKeyName: aws.String(key), ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{string(clustertag.Owned)}},
 			{ContextKeyName: aws.String(reqKey), ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{string(clustertag.Owned)}},
+			{ContextKeyName: aws.String("aws:TagKeys"), ContextKeyType: iamtypes.ContextKeyTypeEnumStringList, ContextKeyValues: []string{tagKeyExample}},
 		}
-		tagNote = fmt.Sprintf(", with %s=owned and %s=owned for tag conditions", key, reqKey)
+		tagNote = fmt.Sprintf(", with %s=owned, %s=owned and aws:TagKeys=%s for tag conditions", key, reqKey, tagKeyExample)
 	}
 	var denied, fixes, allowedBy, unverifiable []string
 	for _, p := range ps {
