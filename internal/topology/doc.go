@@ -8,7 +8,10 @@
 // topology is remembered for 24 hours (as upstream does) while instances
 // are re-observed every few seconds. What it shares with the view is how it
 // talks to EC2: concurrent Nodes are coalesced into one call per 100
-// instance IDs (package coalesce), paged by EC2's default of 20.
+// instance IDs (package coalesce), paged by EC2's default of 20. Of a type
+// that is not required and not yet listed by EC2, one instance is asked
+// about first and answers for the others, so a fleet of a type without
+// topology costs one call however many Nodes join at once.
 //
 // The cloud config's SupportedTopologyInstanceTypePattern decides what a
 // missing answer means. For a matching type an answer is required: no

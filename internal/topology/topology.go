@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sync"
@@ -44,7 +45,7 @@ const (
 	// region without the API, is not asked about again (upstream's 24 h).
 	UnsupportedFor = 24 * time.Hour
 	// DefaultBatchWindow is how long a lookup waits for other Nodes.
-	DefaultBatchWindow = 20 * time.Millisecond
+	DefaultBatchWindow = 100 * time.Millisecond
 	batchTimeout       = 2 * time.Minute
 )
 
@@ -87,6 +88,17 @@ type Reader struct {
 	unsupported map[string]time.Time
 	// apiMissingUntil: the region has no DescribeInstanceTopology.
 	apiMissingUntil time.Time
+	// listed are the types EC2 has listed an instance of: all their
+	// instances are asked about at once.
+	listed map[string]bool
+	// types are the instance types of the IDs callers ask about (batch
+	// keys are IDs), with when they were asked.
+	types map[string]typeAsked
+}
+
+type typeAsked struct {
+	typ string
+	at  time.Time
 }
 
 type answer struct {
@@ -103,7 +115,7 @@ func New(api EC2, opts Options) *Reader {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	r := &Reader{api: api, opts: opts, unsupported: map[string]time.Time{}}
+	r := &Reader{api: api, opts: opts, unsupported: map[string]time.Time{}, listed: map[string]bool{}, types: map[string]typeAsked{}}
 	r.group = coalesce.New(opts.BatchWindow, batchTimeout, r.lookup)
 	return r
 }
@@ -121,6 +133,9 @@ func (r *Reader) NetworkNodes(ctx context.Context, id, instanceType string) ([]s
 	if instanceType == "" || r.skip(instanceType) {
 		return nil, nil
 	}
+	r.mu.Lock()
+	r.types[id] = typeAsked{typ: instanceType, at: r.opts.Clock.Now()}
+	r.mu.Unlock()
 	res, err := r.group.Do(ctx, id)
 	if err != nil {
 		return nil, err // the caller gave up; that is no answer about the type
@@ -183,9 +198,52 @@ func (r *Reader) markUnsupported(instanceType string) {
 	r.unsupported[instanceType] = r.opts.Clock.Now().Add(UnsupportedFor)
 }
 
-// lookup asks EC2 about ids, MaxIDsPerCall at a time, following NextToken.
-// A failed chunk fails only its own IDs.
+// lookup answers for ids. Of a type that is neither required nor yet
+// listed by EC2, it first asks about one instance only: most types have no
+// topology, and one unlisted instance answers for all (a fleet of 1,000
+// m5.large Nodes joining costs one call, not ten). The others are asked
+// about in a second round if EC2 lists that one.
 func (r *Reader) lookup(ctx context.Context, ids []string) (map[string]answer, error) {
+	slices.Sort(ids)
+	now := r.opts.Clock.Now()
+	var first []string
+	probe := map[string]string{}  // type -> the ID asked about first
+	rest := map[string][]string{} // type -> IDs waiting for the probe
+	r.mu.Lock()
+	for _, id := range ids {
+		typ := r.types[id].typ
+		if _, probing := probe[typ]; probing && !r.Required(typ) && !r.listed[typ] {
+			rest[typ] = append(rest[typ], id)
+			continue
+		}
+		probe[typ] = id
+		first = append(first, id)
+	}
+	for id, t := range r.types {
+		if now.Sub(t.at) > batchTimeout {
+			delete(r.types, id)
+		}
+	}
+	r.mu.Unlock()
+
+	out := r.ask(ctx, first)
+	var second []string
+	for typ, ids := range rest {
+		if a := out[probe[typ]]; a.err == nil && a.listed {
+			second = append(second, ids...)
+			continue
+		}
+		for _, id := range ids {
+			out[id] = answer{err: out[probe[typ]].err} // not listed, or the same error
+		}
+	}
+	maps.Copy(out, r.ask(ctx, second))
+	return out, nil
+}
+
+// ask asks EC2 about ids, MaxIDsPerCall at a time, following NextToken. A
+// failed chunk fails only its own IDs.
+func (r *Reader) ask(ctx context.Context, ids []string) map[string]answer {
 	slices.Sort(ids)
 	out := make(map[string]answer, len(ids))
 	for chunk := range slices.Chunk(ids, MaxIDsPerCall) {
@@ -199,6 +257,7 @@ func (r *Reader) lookup(ctx context.Context, ids []string) (map[string]answer, e
 				klog.InfoS("DescribeInstanceTopology is not available in this region; no network-node labels for 24h", "err", err)
 			}
 		}
+		r.mu.Lock()
 		for _, id := range chunk {
 			if err != nil {
 				out[id] = answer{err: err}
@@ -206,9 +265,13 @@ func (r *Reader) lookup(ctx context.Context, ids []string) (map[string]answer, e
 			}
 			nodes, listed := found[id]
 			out[id] = answer{listed: listed, nodes: nodes}
+			if listed {
+				r.listed[r.types[id].typ] = true
+			}
 		}
+		r.mu.Unlock()
 	}
-	return out, nil
+	return out
 }
 
 func (r *Reader) describe(ctx context.Context, ids []string) (map[string][]string, error) {

@@ -117,17 +117,20 @@ func expectedCalls(ids []string, listed func(string) bool) int {
 }
 
 // TestJoiningNodesShareCalls: 250 p5 and 60 m5 Nodes join at once: one
-// batch, ceil(310/100) = 4 chunks of instance IDs, each paged by 20 of the
-// instances EC2 lists, instead of 310 calls. Every p5 gets its three
+// batch, the p5s and one m5 in ceil(251/100) = 3 chunks of instance IDs,
+// each paged by 20 of the instances EC2 lists, instead of 310 calls. Every p5 gets its three
 // network nodes as EC2 reports them; the m5s get none and no error.
 func TestJoiningNodesShareCalls(t *testing.T) {
 	e := newEnv(t, cloudconfig.DefaultTopologyInstanceTypePattern, map[string]int{"p5.48xlarge": 250, "m5.large": 60})
 	got := e.lookupAll("p5.48xlarge", "m5.large")
 
+	// Every p5 (required) and one m5 (the type's probe) are asked about:
+	// 251 IDs, 3 chunks, each paged by 20 of the instances EC2 lists.
 	all := append(slices.Clone(e.ids["p5.48xlarge"]), e.ids["m5.large"]...)
-	want := expectedCalls(all, func(id string) bool { return slices.Contains(e.ids["p5.48xlarge"], id) })
+	asked := append(slices.Clone(e.ids["p5.48xlarge"]), slices.Min(e.ids["m5.large"]))
+	want := expectedCalls(asked, func(id string) bool { return slices.Contains(e.ids["p5.48xlarge"], id) })
 	if calls := e.calls(); calls != want {
-		t.Errorf("DescribeInstanceTopology calls for %d joining Nodes = %d, want %d (4 chunks of 100 IDs, pages of 20)", len(all), calls, want)
+		t.Errorf("DescribeInstanceTopology calls for %d joining Nodes = %d, want %d (3 chunks of at most 100 IDs, pages of 20)", len(all), calls, want)
 	}
 	t.Logf("%d Nodes: %d calls", len(all), e.calls())
 
@@ -286,5 +289,38 @@ func TestCancelledCallerGetsItsContextError(t *testing.T) {
 	}
 	if e.calls() == before {
 		t.Error("m5.large was remembered as unsupported after a cancelled lookup")
+	}
+}
+
+// TestUnlistedTypeCostsOneProbe: 1,000 m5.large Nodes joining at once cost
+// one call: one instance answers for its type. A type that has topology
+// but is not required (p5 under a pattern for trn only) is probed with one
+// instance, then the others are asked about together, and all get labels.
+func TestUnlistedTypeCostsOneProbe(t *testing.T) {
+	e := newEnv(t, `^trn`, map[string]int{"m5.large": 1000, "p5.48xlarge": 30})
+	got := e.lookupAll("m5.large")
+	if c := e.calls(); c != 1 {
+		t.Errorf("calls for 1,000 joining m5.large Nodes = %d, want 1", c)
+	}
+	for id, r := range got {
+		if r.err != nil || r.nodes != nil {
+			t.Fatalf("%s: %v, %v", id, r.nodes, r.err)
+		}
+	}
+	got = e.lookupAll("p5.48xlarge")
+	// The probe (1 call), then 29 IDs in one chunk: pages of 20 (2 calls).
+	if c := e.calls() - 1; c != 3 {
+		t.Errorf("calls for 30 p5 Nodes of a type with topology = %d, want 3", c)
+	}
+	for id, r := range got {
+		if r.err != nil || len(r.nodes) != 3 {
+			t.Fatalf("%s: %v, %v; want 3 network nodes", id, r.nodes, r.err)
+		}
+	}
+	// Now known to have topology, its instances are asked about at once.
+	before := e.calls()
+	e.lookupAll("p5.48xlarge")
+	if c := e.calls() - before; c != 2 {
+		t.Errorf("calls for 30 more p5 lookups = %d, want 2 (no probe)", c)
 	}
 }
