@@ -81,12 +81,10 @@ func (r *Reconciler) ensureNLB(ctx context.Context, svc *corev1.Service, cfg *lb
 		st.created = true
 	} else {
 		r.warnNoNLBGroup(svc, cfg, lb)
-		// Listeners first: their tags are read with the load balancer's,
-		// in the same DescribeTags call.
 		if err := r.loadNLB(ctx, st, lb); err != nil {
 			return "", err
 		}
-		if err := r.syncNLBTags(ctx, svc, cfg, lb, st.listeners); err != nil {
+		if err := r.syncNLBTags(ctx, svc, cfg, lb); err != nil {
 			return "", err
 		}
 		r.keepScheme(svc, cfg, string(lb.Scheme))
@@ -222,20 +220,15 @@ func (r *Reconciler) createNLB(ctx context.Context, svc *corev1.Service, cfg *lb
 	return lb, nil
 }
 
-// syncNLBTags checks the NLB is this Service's and adds missing tags to
-// it and to its listeners. Upstream tags listeners as it tags the load
-// balancer (cluster, Service name, additional tags); listeners made by
-// the in-tree provider or by earlier versions of this CCM (cluster tag
-// only) get the rest once, without being recreated. The listeners' tags
-// come in the load balancer's DescribeTags call, so a steady sync costs
-// no extra call.
-func (r *Reconciler) syncNLBTags(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, lb *elbv2types.LoadBalancer, listeners []elbv2types.Listener) error {
+// syncNLBTags checks the NLB is this Service's and adds tags it lacks
+// (additional-resource-tags added later, say), as upstream does. Listeners
+// get their tags when they are created (syncListener) and are otherwise
+// left as found: the in-tree provider tagged none, and upstream does not
+// tag an adopted NLB's listeners either, so a migration adopts them
+// without a single write.
+func (r *Reconciler) syncNLBTags(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, lb *elbv2types.LoadBalancer) error {
 	lbARN := aws.ToString(lb.LoadBalancerArn)
-	arns := []string{lbARN}
-	for _, l := range listeners {
-		arns = append(arns, aws.ToString(l.ListenerArn))
-	}
-	have, err := r.tagsOf(ctx, arns...)
+	have, err := r.tagsOf(ctx, lbARN)
 	if err != nil {
 		return err
 	}
@@ -247,26 +240,9 @@ func (r *Reconciler) syncNLBTags(ctx context.Context, svc *corev1.Service, cfg *
 	if cfg.Valid(lbconfig.KeyAdditionalResourceTags) {
 		want = r.ownedTags(svc, cfg)
 	}
-	// One AddTags per distinct set of missing tags (AWS tags every ARN of
-	// a call alike, up to 20 of them); usually one call, or none.
-	byMissing := map[string][]string{}
-	missingOf := map[string][]tag{}
-	for _, arn := range arns {
-		missing := missingTags(have[arn], want)
-		if len(missing) == 0 {
-			continue
-		}
-		key := fmt.Sprint(missing)
-		byMissing[key] = append(byMissing[key], arn)
-		missingOf[key] = missing
-	}
-	for _, key := range slices.Sorted(maps.Keys(byMissing)) {
-		targets := byMissing[key]
-		for start := 0; start < len(targets); start += 20 {
-			chunk := targets[start:min(start+20, len(targets))]
-			if _, err := r.ELBv2.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: chunk, Tags: elbv2TagList(missingOf[key])}); err != nil {
-				return fmt.Errorf("tag load balancer %s or its listeners: %w", cfg.Name, err)
-			}
+	if missing := missingTags(have[lbARN], want); len(missing) > 0 {
+		if _, err := r.ELBv2.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: []string{lbARN}, Tags: elbv2TagList(missing)}); err != nil {
+			return fmt.Errorf("tag load balancer %s: %w", cfg.Name, err)
 		}
 	}
 	return nil
