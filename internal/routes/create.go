@@ -132,7 +132,7 @@ func (m *Manager) create(ctx context.Context, t *table, dest netip.Prefix, tgt t
 	in := &ec2.CreateRouteInput{RouteTableId: aws.String(t.id)}
 	setDestination(dest, &in.DestinationCidrBlock, &in.DestinationIpv6CidrBlock)
 	setTarget(tgt, &in.InstanceId, &in.NetworkInterfaceId)
-	_, err := m.ec2.CreateRoute(ctx, in)
+	err := m.mutate(ctx, func() error { _, err := m.ec2.CreateRoute(ctx, in); return err })
 	switch {
 	case err == nil:
 		klog.InfoS("Created route", "table", t.id, "destination", dest, "instance", tgt.instanceID, "networkInterface", tgt.eniID)
@@ -152,7 +152,7 @@ func (m *Manager) replace(ctx context.Context, t *table, dest netip.Prefix, tgt 
 	in := &ec2.ReplaceRouteInput{RouteTableId: aws.String(t.id)}
 	setDestination(dest, &in.DestinationCidrBlock, &in.DestinationIpv6CidrBlock)
 	setTarget(tgt, &in.InstanceId, &in.NetworkInterfaceId)
-	if _, err := m.ec2.ReplaceRoute(ctx, in); err != nil {
+	if err := m.mutate(ctx, func() error { _, err := m.ec2.ReplaceRoute(ctx, in); return err }); err != nil {
 		return fmt.Errorf("replace route in %s: %w", t.id, err)
 	}
 	klog.InfoS("Replaced route", "table", t.id, "destination", dest, "instance", tgt.instanceID, "networkInterface", tgt.eniID,
@@ -191,7 +191,8 @@ func (m *Manager) Delete(ctx context.Context, r *cloudprovider.Route) error {
 	}
 	in := &ec2.DeleteRouteInput{RouteTableId: aws.String(t.id)}
 	setDestination(dest, &in.DestinationCidrBlock, &in.DestinationIpv6CidrBlock)
-	if _, err := m.ec2.DeleteRoute(ctx, in); err != nil && !isCode(err, codeRouteNotFound) {
+	err = m.mutate(ctx, func() error { _, err := m.ec2.DeleteRoute(ctx, in); return err })
+	if err != nil && !isCode(err, codeRouteNotFound) {
 		return fmt.Errorf("delete route %s from %s: %w", dest, t.id, err)
 	}
 	klog.InfoS("Deleted route", "table", t.id, "destination", dest, "node", r.TargetNode, "blackhole", r.Blackhole)
@@ -240,9 +241,10 @@ func (m *Manager) sourceDestCheckOff(ctx context.Context, inst *instances.Instan
 	if done && (!seen.known || !at.Before(seen.at)) {
 		return nil
 	}
-	if _, err := m.ec2.ModifyInstanceAttribute(ctx, &ec2.ModifyInstanceAttributeInput{
+	in := &ec2.ModifyInstanceAttributeInput{
 		InstanceId: aws.String(inst.ID), SourceDestCheck: &ec2types.AttributeBooleanValue{Value: aws.Bool(false)},
-	}); err != nil {
+	}
+	if err := m.mutate(ctx, func() error { _, err := m.ec2.ModifyInstanceAttribute(ctx, in); return err }); err != nil {
 		return fmt.Errorf("turn the source/destination check of instance %s off: %w", inst.ID, err)
 	}
 	klog.InfoS("Turned the source/destination check off", "instance", inst.ID)

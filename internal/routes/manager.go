@@ -15,6 +15,12 @@ import (
 	"k8s.io/utils/clock"
 )
 
+// maxMutations bounds the controller's EC2 changes in flight. The route
+// controller starts up to 200 creates at once; EC2 refills its bucket of
+// mutating calls at a few per second, so more in flight only buys
+// throttling, and each costs memory while it waits.
+const maxMutations = 10
+
 // DefaultFullTableRetry is how long a full route table refuses creates
 // locally before the CCM tries AWS again (a deleted route ends it sooner).
 // Raising the quota is a support case that takes minutes at the least.
@@ -66,6 +72,8 @@ type Manager struct {
 	// checkOff is when the controller turned an instance's
 	// source/destination check off, by instance ID.
 	checkOff map[string]time.Time
+	// mutations holds a slot per EC2 change in flight (maxMutations).
+	mutations chan struct{}
 	// dests serialise the controller's calls per destination: a sync may
 	// delete a blackholed route and create one to the same destination at
 	// once.
@@ -83,7 +91,8 @@ func New(c Config) *Manager {
 	return &Manager{
 		ec2: c.EC2, env: c.Env, cidrs: slices.Clone(c.ClusterCIDRs), instances: c.Instances, nodes: c.Nodes,
 		events: c.Events, clock: c.Clock, retry: c.FullTableRetry,
-		owned: map[netip.Prefix]string{}, strangers: map[string]time.Time{}, checkOff: map[string]time.Time{}, dests: map[netip.Prefix]*sync.Mutex{},
+		mutations: make(chan struct{}, maxMutations),
+		owned:     map[netip.Prefix]string{}, strangers: map[string]time.Time{}, checkOff: map[string]time.Time{}, dests: map[netip.Prefix]*sync.Mutex{},
 	}
 }
 
@@ -203,6 +212,17 @@ func sortedRoutes(t *table) []route {
 	}
 	slices.SortFunc(out, func(a, b route) int { return a.dest.Addr().Compare(b.dest.Addr()) })
 	return out
+}
+
+// mutate runs one EC2 change within the maxMutations bound.
+func (m *Manager) mutate(ctx context.Context, call func() error) error {
+	select {
+	case m.mutations <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-m.mutations }()
+	return call()
 }
 
 // lockDest serialises the controller's calls for one destination.
