@@ -66,7 +66,9 @@ func setup(cp *testbed.ControlPlane) error {
 		return err
 	}
 	env.kube = kube
-	emu, err := awsemu.Serve(awsemu.DemoFixture())
+	f := awsemu.DemoFixture()
+	singleInterface(f)
+	emu, err := awsemu.Serve(f)
 	if err != nil {
 		return fmt.Errorf("start AWS emulator: %w", err)
 	}

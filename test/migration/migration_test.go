@@ -44,11 +44,11 @@ apiServer:
     readOnly: true
 controllerManager:
   extraArgs:
-    allocate-node-cidrs: "false"
+    allocate-node-cidrs: "true"
     cloud-config: /etc/kubernetes/cloud.conf
     cloud-provider: aws
     cluster-name: demo
-    configure-cloud-routes: "false"
+    configure-cloud-routes: "true"
   extraVolumes:
   - hostPath: /etc/kubernetes/cloud.conf
     mountPath: /etc/kubernetes/cloud.conf
@@ -56,6 +56,7 @@ controllerManager:
     pathType: FileOrCreate
     readOnly: true
 networking:
+  podSubnet: 10.244.0.0/16
   serviceSubnet: 10.96.0.0/12
 `
 
@@ -69,6 +70,8 @@ type scenario struct {
 	originals  map[string]map[string]string // root -> file -> bytes
 	hostnames  map[string]string
 	lbs        string
+	routes     []string // the in-tree route controller's routes
+	routesMade time.Time
 	transcript strings.Builder
 }
 
@@ -109,6 +112,11 @@ func TestMigrateFromInTree(t *testing.T) {
 		s.hostnames[svc] = hostname(t, svc)
 	}
 	s.lbs = lbInventory()
+
+	t.Log("cloud routes: the in-tree route controller routes each Node's pod CIDR to its instance")
+	s.routes = waitForInTreeRoutes(t)
+	s.routesMade = time.Now()
+	t.Logf("in-tree routes: %v", s.routes)
 	inTreeCalls := countCalls(env.aws.CallLog(), time.Time{}, time.Now(), awsemu.Call.SDKv1)
 	if inTreeCalls == 0 {
 		t.Fatal("the in-tree provider made no AWS call: the emulator is not its endpoint")
@@ -251,6 +259,37 @@ func (s *scenario) testApplyKillResume(t *testing.T) {
 	}
 	t.Logf("calls: in-tree before cut-over %d, after %d; CCM %d (mutating %d)", before, after, v2, v2mut)
 
+	// Routes: the CCM's route controller owns the in-tree routes as they
+	// are. It reads the table every reconciliation period (10 s); after
+	// three reads since the hand-over, no route was deleted and created
+	// again, by either manager, and the routes are the same.
+	waitFor(t, 90*time.Second, "the CCM to read the route table three times since the hand-over", func(context.Context) (bool, error) {
+		return countCalls(env.aws.CallLog(), cut, time.Now(), func(c awsemu.Call) bool { return c.SDKv2() && c.Action == "DescribeRouteTables" }) >= 3, nil
+	})
+	if n := routeCallsSince(cut, func(awsemu.Call) bool { return true }); len(n) > 0 {
+		t.Errorf("route changes since the hand-over: %v", n)
+	}
+	if n := routeCallsSince(s.routesMade, awsemu.Call.SDKv2); len(n) > 0 {
+		t.Errorf("the CCM changed routes during the move: %v", n)
+	}
+	if got := clusterRoutes(t); !slices.Equal(got, s.routes) {
+		t.Errorf("routes after the move:\n  %v\nwant the in-tree ones:\n  %v", got, s.routes)
+	}
+	s.transcript.WriteString(fmt.Sprintf("routes before and after the move: %v\n", s.routes))
+	// And the CCM owns them now: a route deleted by hand comes back,
+	// created by the CCM.
+	mark := time.Now()
+	deleteRouteAsOperator(t, podCIDR(t, workNode))
+	waitFor(t, time.Minute, "the CCM to route the worker's pod CIDR again", func(context.Context) (bool, error) {
+		return slices.Equal(clusterRoutes(t), s.routes), nil
+	})
+	if n := routeCallsSince(mark, awsemu.Call.SDKv1); len(n) > 0 {
+		t.Errorf("the in-tree provider changed routes after the move: %v", n)
+	}
+	if n := routeCallsSince(mark, awsemu.Call.SDKv2); n["CreateRoute"] != 1 || n["ModifyInstanceAttribute"] != 0 {
+		t.Errorf("the CCM's route changes after a route was deleted by hand: %v, want one CreateRoute (source/destination check already off)", n)
+	}
+
 	// Guards, checked independently of the gates.
 	for svc, h := range s.hostnames {
 		if got := hostname(t, svc); got != h {
@@ -363,6 +402,9 @@ func (s *scenario) testRollback(t *testing.T) {
 	})
 	if n := countCalls(env.aws.CallLog(), mark, time.Now(), awsemu.Call.SDKv2); n != 0 {
 		t.Errorf("%d CCM calls after the rollback", n)
+	}
+	if got := clusterRoutes(t); !slices.Equal(got, s.routes) {
+		t.Errorf("routes after the rollback: %v, want %v", got, s.routes)
 	}
 }
 
