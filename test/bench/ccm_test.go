@@ -69,6 +69,10 @@ func startCCM(b *testing.B, scenario string, extra ...string) *ccm {
 		"--secure-port=" + strconv.Itoa(port),
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 		"--leader-elect-resource-name=" + lease,
+		// Explicit, as install renders it: with routes on (the binary's
+		// default) the CCM needs --cluster-cidr; the route scenario turns
+		// them on.
+		"--configure-cloud-routes=false",
 		"-v=2", // the status loop logs one line per pass at V(2)
 	}
 	args = append(append(args, sizingFlags...), extra...)

@@ -176,10 +176,14 @@ func BenchmarkThrottling(b *testing.B) {
 // run in declaration order and lb_test.go sorts before this file.
 func BenchmarkLoadBalancers(b *testing.B) { runLoadBalancers(b) }
 
+// BenchmarkRoutes: the route controller over the joined cluster
+// (routes_test.go), declared here to run after the load balancers.
+func BenchmarkRoutes(b *testing.B) { runRoutes(b) }
+
 // BenchmarkPeakRSS reports the largest peak RSS of the CCM processes the
 // scenarios ran (each read from VmHWM before it was stopped).
 func BenchmarkPeakRSS(b *testing.B) {
-	s := beginScenario(b, "6 peak RSS")
+	s := beginScenario(b, "7 peak RSS")
 	if max, _ := peakRSS(); max == 0 {
 		ensureJoined(b) // run alone: at least the join's process
 	}
