@@ -44,6 +44,9 @@ type Configuration struct {
 	MemoryRequest        string            `json:"memoryRequest,omitempty"`
 	BindAddress          string            `json:"bindAddress,omitempty"`
 	ExtraArgs            map[string]string `json:"extraArgs,omitempty"`
+	// ExpectedNodes is Values.ExpectedNodes: the Node count the CCM is
+	// sized for (docs/install-sizing.md).
+	ExpectedNodes *int `json:"expectedNodes,omitempty"`
 	// ECRCredentialProvider and ECRCredentialProviderBinDir are
 	// Values.ECRCredentialProvider and Values.ECRCredentialProviderBinDir.
 	ECRCredentialProvider       *bool  `json:"ecrCredentialProvider,omitempty"`
@@ -128,6 +131,10 @@ func (c *Configuration) ApplyTo(v *Values) error {
 	}
 	if c.ExtraArgs != nil {
 		v.ExtraArgs = c.ExtraArgs
+	}
+	if c.ExpectedNodes != nil {
+		n := *c.ExpectedNodes
+		v.ExpectedNodes = &n
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/awsccmctl/awsccmctl/internal/ccmapp"
+	"github.com/awsccmctl/awsccmctl/internal/install/sizing"
 )
 
 // TestArgsAreFlagsOfTheBinary parses every rendered argument list with the
@@ -37,10 +38,28 @@ func TestArgsAreFlagsOfTheBinary(t *testing.T) {
 					t.Errorf("managed flag --%s is not a flag of the binary", f)
 				}
 			}
+			// The sizing flags are the exception: ExtraArgs may set them,
+			// and then replaces the computed value. No flag is rendered
+			// twice.
+			seen := map[string]bool{}
 			for _, a := range args {
 				name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-				if _, extra := v.ExtraArgs[name]; !extra && !contains(managedFlags(), name) {
+				if _, extra := v.ExtraArgs[name]; !extra && !contains(managedFlags(), name) && !contains(sizing.FlagNames(), name) {
 					t.Errorf("rendered --%s is not in managedFlags, so ExtraArgs could repeat it", name)
+				}
+				if seen[name] {
+					t.Errorf("--%s is rendered twice", name)
+				}
+				seen[name] = true
+			}
+			sized := v.Sizing().Values()
+			for _, name := range sizing.FlagNames() {
+				want, user := v.ExtraArgs[name]
+				if !user {
+					want = sized[name]
+				}
+				if got := cmd.Flags().Lookup(name).Value.String(); got != want {
+					t.Errorf("--%s = %q, want %q (sized for %d Nodes, extraArgs %v)", name, got, want, v.SizedFor(), v.ExtraArgs)
 				}
 			}
 			for flag, want := range map[string]string{

@@ -52,6 +52,11 @@ func goldenCases(t testing.TB) map[string]Values {
 			CPURequest: "100m", MemoryRequest: "256Mi", BindAddress: "0.0.0.0",
 			ExtraArgs: map[string]string{"node-monitor-period": "10s", "aws-instance-cache-max-age": "2m"},
 		},
+		// Sized for 5,000 Nodes, with the user's --kube-api-qps winning
+		// over the computed one.
+		"expected-nodes-5000-qps-override": {
+			Image: testImage, ExpectedNodes: ptr(5000), ExtraArgs: map[string]string{"kube-api-qps": "300"},
+		},
 	}
 }
 

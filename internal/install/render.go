@@ -118,6 +118,7 @@ type templateData struct {
 	Namespace, ServiceAccount, ClusterRole, AuthReaderBinding, ConfigMap string
 	Workload, Container, Image, LeaseName, PriorityClassName             string
 	Labels, SelectorLabels, ConfigMapData, NodeSelector                  map[string]string
+	WorkloadAnnotations                                                  map[string]string
 	Affinity                                                             *corev1.Affinity
 	Tolerations                                                          []corev1.Toleration
 	Args                                                                 []string
@@ -158,6 +159,9 @@ func newTemplateData(v *Values) (*templateData, error) {
 			{Key: taintNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 		},
 	}
+	// On the workload, not the pod template: the flags themselves roll the
+	// Pods when the size changes them.
+	d.WorkloadAnnotations = map[string]string{AnnotationSizedForNodes: strconv.Itoa(v.SizedFor())}
 	if v.LeaderMigrationConfig != nil {
 		d.ConfigMapData[LeaderMigrationKey] = string(v.LeaderMigrationConfig)
 	}
@@ -271,6 +275,9 @@ func (v *Values) args() []string {
 		"--bind-address="+v.BindAddress,
 		"--v="+strconv.Itoa(*v.Verbosity),
 	)
+	// Sized for SizedFor Nodes; a sizing flag in ExtraArgs replaces its
+	// computed value (below).
+	a = append(a, v.sizingArgs()...)
 	for _, k := range slices.Sorted(maps.Keys(v.ExtraArgs)) {
 		a = append(a, "--"+k+"="+v.ExtraArgs[k])
 	}

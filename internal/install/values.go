@@ -59,6 +59,9 @@ const (
 	// AnnotationCloudConfigHash on the pod template holds the SHA-256 of
 	// the cloud config, so that changing it rolls the pods.
 	AnnotationCloudConfigHash = "awsccmctl.io/cloud-config-sha256"
+	// AnnotationSizedForNodes on the DaemonSet or Deployment holds the Node
+	// count its sizing flags were computed for (Values.SizedFor).
+	AnnotationSizedForNodes = "awsccmctl.io/sized-for-nodes"
 
 	// LabelName and LabelManagedBy are the recommended label keys.
 	LabelName      = "app.kubernetes.io/name"
@@ -90,6 +93,13 @@ const (
 	// kubeadm does for kube-controller-manager); set 0.0.0.0 to scrape
 	// /metrics from other hosts.
 	DefaultBindAddress = "127.0.0.1"
+	// DefaultExpectedNodes is the cluster size the CCM's workers and API
+	// rate limits are sized for (internal/install/sizing) when neither the
+	// user nor the cluster says: the size the bench measures. A smaller
+	// cluster loses nothing by it, since the CCM sends about three requests
+	// per joining Node whatever its limits, which only set how fast a burst
+	// of them is served.
+	DefaultExpectedNodes = 1000
 )
 
 // Workload is how the CCM's pods are run.
@@ -151,8 +161,15 @@ type Values struct {
 	// BindAddress is --bind-address of the secure port.
 	BindAddress string
 	// ExtraArgs are more CCM flags, by name without dashes. They must not
-	// repeat a flag Values already sets.
+	// repeat a flag Values already sets, except the sizing flags
+	// (sizing.FlagNames): a value given here replaces the computed one.
 	ExtraArgs map[string]string
+	// ExpectedNodes is the number of Nodes the cluster is expected to have;
+	// the CCM's workers and client-side API rate limits are sized for it
+	// (sizing.ForNodes). nil: DefaultExpectedNodes, unless install apply's
+	// detection fills it from the cluster (ExpectedNodesForCount). Default
+	// leaves it nil, so that detection can tell it was not given.
+	ExpectedNodes *int
 	// ECRCredentialProvider renders the ecr-credential-provider DaemonSet:
 	// on every node it copies the kubelet's ECR credential provider from
 	// Image into ECRCredentialProviderBinDir on the host.
@@ -265,6 +282,9 @@ func (v *Values) Validate() error {
 	}
 	if net.ParseIP(v.BindAddress) == nil {
 		add("bindAddress %q: not an IP address (e.g. 127.0.0.1 or 0.0.0.0)", v.BindAddress)
+	}
+	if v.ExpectedNodes != nil && *v.ExpectedNodes < 1 {
+		add("expectedNodes %d: must be at least 1, the number of Nodes the cluster is expected to have (leave it out to have install apply count them, or for the default %d)", *v.ExpectedNodes, DefaultExpectedNodes)
 	}
 	managed, known := managedFlags(), ccmFlags()
 	for _, k := range slices.Sorted(maps.Keys(v.ExtraArgs)) {

@@ -73,6 +73,11 @@ func TestValidate(t *testing.T) {
 			[]string{"leader migration needs leader election"}},
 		{"invalid-leader-migration-kcm-file", Values{LeaderMigrationConfig: lmConfig(t, leadermigration.ComponentKCM)},
 			[]string{"leaderMigrationConfig:", `assigned to "kube-controller-manager"`}},
+		{"valid-expected-nodes", Values{ExpectedNodes: ptr(1)}, nil},
+		{"valid-sizing-in-extra-args", Values{ExtraArgs: map[string]string{"kube-api-qps": "50", "concurrent-node-syncs": "3"}}, nil},
+		{"invalid-expected-nodes-zero", Values{ExpectedNodes: ptr(0)}, []string{"expectedNodes 0: must be at least 1"}},
+		{"invalid-expected-nodes-negative", Values{ExpectedNodes: ptr(-5)}, []string{"expectedNodes -5: must be at least 1"}},
+		{"invalid-sizing-extra-arg-value", Values{ExtraArgs: map[string]string{"kube-api-burst": "lots"}}, []string{`extraArgs "kube-api-burst": value "lots": not a int32`}},
 		{"invalid-everything-at-once", Values{
 			Namespace: "-", Image: "UPPER", Workload: WorkloadDeployment, Replicas: &zero, ConfigureCloudRoutes: true,
 		}, []string{"namespace", "image", "replicas", "clusterCIDR"}},
