@@ -66,6 +66,7 @@ func New(kube kubernetes.Interface, cc *cloudconfig.Config, log io.Writer) Detec
 }
 
 // Detect checks the API server's version against the CCM's and fills
+// v.ExpectedNodes (from the count of Nodes, install.ExpectedNodesForCount),
 // v.CloudConfig's Region (from the Nodes' region label) and
 // KubernetesClusterID (from the cluster tag of the Nodes' instances, read as
 // the CCM reads its own instance's; KubernetesClusterTag if they carry only
@@ -76,6 +77,9 @@ func (d Detector) Detect(ctx context.Context, v *install.Values) error {
 		return fmt.Errorf("read the API server's version: %w", err)
 	}
 	d.logVersion(sv.GitVersion, v.Image)
+	if err := d.detectExpectedNodes(ctx, v); err != nil {
+		return err
+	}
 	if v.CloudConfig == nil {
 		v.CloudConfig = &cloudconfig.Config{}
 	}
@@ -100,6 +104,54 @@ func (d Detector) Detect(ctx context.Context, v *install.Values) error {
 		fmt.Fprintf(d.Log, "cluster ID %s: from the cloud config\n", v.CloudConfig.ClusterID())
 	}
 	return nil
+}
+
+// detectExpectedNodes sizes the CCM for the Nodes counted in the cluster
+// unless a size was given. A count that fails leaves the default size, with
+// the flag to set it; only an ended context is an error.
+func (d Detector) detectExpectedNodes(ctx context.Context, v *install.Values) error {
+	if v.ExpectedNodes != nil {
+		fmt.Fprintf(d.Log, "expected Nodes %d: as given; the Nodes are not counted\n", *v.ExpectedNodes)
+		return nil
+	}
+	n, err := CountNodes(ctx, d.Kube)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		fmt.Fprintf(d.Log, "expected Nodes: not counted (%v); the CCM is sized for the default %d Nodes — pass --expected-nodes to set the size\n", err, install.DefaultExpectedNodes)
+		return nil
+	}
+	size := install.ExpectedNodesForCount(n)
+	v.ExpectedNodes = &size
+	fmt.Fprintf(d.Log, "expected Nodes %d: %d Nodes counted, rounded up to 1, 2 or 5 times a power of ten and at least %d; the CCM's workers and API rate limits are sized for it (--expected-nodes overrides)\n",
+		size, n, install.DefaultExpectedNodes)
+	return nil
+}
+
+// countPage is the page size of CountNodes' fallback.
+const countPage = 500
+
+// CountNodes counts the cluster's Nodes with one List of limit 1: the API
+// server sets remainingItemCount on a list without selectors (served from
+// etcd or the watch cache), so one Node is transferred, not all. An API
+// server that leaves it out is paged through, countPage Nodes at a time.
+func CountNodes(ctx context.Context, kube kubernetes.Interface) (int, error) {
+	l, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return 0, fmt.Errorf("list Nodes: %w", err)
+	}
+	if l.RemainingItemCount != nil {
+		return len(l.Items) + int(*l.RemainingItemCount), nil
+	}
+	n := len(l.Items)
+	for cont := l.Continue; cont != ""; cont = l.Continue {
+		if l, err = kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: countPage, Continue: cont}); err != nil {
+			return 0, fmt.Errorf("list Nodes: %w", err)
+		}
+		n += len(l.Items)
+	}
+	return n, nil
 }
 
 func (d Detector) logVersion(gitVersion, image string) {
