@@ -141,7 +141,7 @@ exactly; a second install in another namespace is refused (exit 8).`,
 	f.BoolVar(&o.Force, "force-conflicts", false, "take over fields another field manager owns")
 	f.BoolVar(&o.Wait, "wait", false, "wait for the rollout, the CCM's Lease held by one of its Pods (or its Pods Ready, without leader election) and initialised Nodes, then run the post-install checks")
 	f.DurationVar(&o.Timeout, "timeout", deploy.DefaultWaitTimeout, "how long --wait waits for each step")
-	f.BoolVar(&o.NoDetect, "no-detect", false, "do not fill the region and cluster ID from the Nodes and their instances' tags")
+	f.BoolVar(&o.NoDetect, "no-detect", false, "do not fill the expected Node count, region and cluster ID from the Nodes and their instances' tags")
 	return cmd
 }
 

@@ -65,6 +65,7 @@ const (
 	flagMemoryRequest        = "memory-request"
 	flagBindAddress          = "bind-address"
 	flagExtraArgs            = "extra-args"
+	flagExpectedNodes        = "expected-nodes"
 	flagECRDaemonSet         = "ecr-credential-provider"
 	flagECRDaemonSetBinDir   = "ecr-credential-provider-bin-dir"
 )
@@ -77,6 +78,7 @@ var fieldFlags = map[string]string{
 	"clusterCIDR": flagClusterCIDR, "controllers": flagControllers, "verbosity": flagVerbosity,
 	"cpuRequest": flagCPURequest, "memoryRequest": flagMemoryRequest, "bindAddress": flagBindAddress,
 	"extraArgs": flagExtraArgs, "ecrCredentialProviderBinDir": flagECRDaemonSetBinDir,
+	"expectedNodes": flagExpectedNodes,
 }
 
 // ValueOptions are the flags that make install.Values.
@@ -95,6 +97,8 @@ type ValueOptions struct {
 	ConfigureCloudRoutes, AllocateNodeCIDRs, LeaderElect bool
 	Controllers                                          []string
 	ExtraArgs                                            map[string]string
+	// ExpectedNodes is the Node count the CCM is sized for.
+	ExpectedNodes int
 	// ECRDaemonSet and ECRDaemonSetBinDir render the ecr-credential-provider
 	// DaemonSet and choose the host directory it installs into.
 	ECRDaemonSet       bool
@@ -122,7 +126,8 @@ func (o *ValueOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CPURequest, flagCPURequest, install.DefaultCPURequest, "CPU request of the CCM container")
 	fs.StringVar(&o.MemoryRequest, flagMemoryRequest, install.DefaultMemoryRequest, "memory request of the CCM container")
 	fs.StringVar(&o.BindAddress, flagBindAddress, install.DefaultBindAddress, "the CCM's secure-port --bind-address (0.0.0.0 to scrape /metrics from other hosts)")
-	fs.StringToStringVar(&o.ExtraArgs, flagExtraArgs, nil, "more CCM flags, name=value without dashes (e.g. node-monitor-period=10s)")
+	fs.StringToStringVar(&o.ExtraArgs, flagExtraArgs, nil, "more CCM flags, name=value without dashes (e.g. node-monitor-period=10s); a sizing flag given here replaces the computed value")
+	fs.IntVar(&o.ExpectedNodes, flagExpectedNodes, 0, fmt.Sprintf("Nodes the cluster is expected to have: the CCM's workers and API rate limits (--concurrent-node-syncs, --concurrent-node-lifecycle-syncs, --kube-api-qps, --kube-api-burst) are sized for them, docs/install-sizing.md (default: install apply counts the Nodes, at least %d; install manifests %d)", install.DefaultExpectedNodes, install.DefaultExpectedNodes))
 	fs.BoolVar(&o.ECRDaemonSet, flagECRDaemonSet, false, "also render the ecr-credential-provider DaemonSet, which copies the kubelet's private ECR credential provider from the CCM image onto every node (docs/ecr-credential-provider.md)")
 	fs.StringVar(&o.ECRDaemonSetBinDir, flagECRDaemonSetBinDir, "", "with --"+flagECRDaemonSet+": the nodes' kubelet --image-credential-provider-bin-dir (default "+ecrcredential.DefaultBinDir+")")
 }
@@ -193,6 +198,10 @@ func (o *ValueOptions) Values(fs *pflag.FlagSet) (install.Values, error) {
 	}
 	if set(flagExtraArgs) {
 		v.ExtraArgs = o.ExtraArgs
+	}
+	if set(flagExpectedNodes) {
+		n := o.ExpectedNodes
+		v.ExpectedNodes = &n
 	}
 	if set(flagECRDaemonSet) {
 		v.ECRCredentialProvider = o.ECRDaemonSet
