@@ -47,7 +47,7 @@ func goldenCases(t testing.TB) map[string]Values {
 		"cloud-routes-full-config": {
 			Image: "registry.example.com/mirror/aws-cloud-controller-manager@sha256:" + sha256Hex, Namespace: "cloud-system",
 			ClusterName: "prod-eu", CloudConfig: full,
-			ConfigureCloudRoutes: true, AllocateNodeCIDRs: true, ClusterCIDR: "10.244.0.0/16,fd00:10:244::/56",
+			ConfigureCloudRoutes: true, ClusterCIDR: "10.244.0.0/16,fd00:10:244::/56",
 			Controllers: []string{"*", "-service"}, Verbosity: ptr(4), LeaderElect: ptr(true),
 			CPURequest: "100m", MemoryRequest: "256Mi", BindAddress: "0.0.0.0",
 			ExtraArgs: map[string]string{"node-monitor-period": "10s", "aws-instance-cache-max-age": "2m"},

@@ -246,9 +246,6 @@ func (v *Values) args() []string {
 		// Always explicit: the binary's default is true.
 		"--configure-cloud-routes=" + strconv.FormatBool(v.ConfigureCloudRoutes),
 	}
-	if v.AllocateNodeCIDRs {
-		a = append(a, "--allocate-node-cidrs=true")
-	}
 	if v.ClusterCIDR != "" {
 		a = append(a, "--cluster-cidr="+v.ClusterCIDR)
 	}

@@ -144,7 +144,10 @@ type Values struct {
 	// ConfigureCloudRoutes starts the route controller; it needs
 	// ClusterCIDR. Rendered explicitly: the binary's default is true.
 	ConfigureCloudRoutes bool
-	// AllocateNodeCIDRs is --allocate-node-cidrs; it needs ClusterCIDR.
+	// AllocateNodeCIDRs is refused: the CCM binary accepts
+	// --allocate-node-cidrs (k8s.io/cloud-provider's shared flags) but no
+	// controller of it reads the flag, as the library runs no node IPAM
+	// controller; kube-controller-manager allocates node CIDRs.
 	AllocateNodeCIDRs bool
 	// ClusterCIDR is --cluster-cidr: one CIDR, or an IPv4 and an IPv6 one
 	// separated by a comma.
@@ -265,9 +268,10 @@ func (v *Values) Validate() error {
 		if v.ConfigureCloudRoutes {
 			add("clusterCIDR: configureCloudRoutes needs the pod CIDR (--cluster-cidr); set it, or turn cloud routes off")
 		}
-		if v.AllocateNodeCIDRs {
-			add("clusterCIDR: allocateNodeCIDRs needs the pod CIDR (--cluster-cidr); set it, or turn allocation off")
-		}
+	}
+	if v.AllocateNodeCIDRs {
+		add("allocateNodeCIDRs: the CCM allocates no node CIDRs (k8s.io/cloud-provider runs no node IPAM controller, so its --allocate-node-cidrs does nothing); " +
+			"run kube-controller-manager with --allocate-node-cidrs=true --cluster-cidr=<pod CIDR> and drop allocateNodeCIDRs (--allocate-node-cidrs) from the install")
 	}
 	v.validateControllers(add)
 	if v.Verbosity != nil && (*v.Verbosity < 0 || *v.Verbosity > 10) {

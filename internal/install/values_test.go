@@ -49,7 +49,7 @@ func TestValidate(t *testing.T) {
 		{"valid-controllers", Values{Controllers: []string{"*", "-route", "service-lb-controller"}}, nil},
 		{"valid-controllers-tagging", Values{Controllers: []string{"*", "tagging"}}, nil},
 		{"invalid-cloud-routes-without-cidr", Values{ConfigureCloudRoutes: true}, []string{"clusterCIDR: configureCloudRoutes"}},
-		{"invalid-allocate-without-cidr", Values{AllocateNodeCIDRs: true}, []string{"clusterCIDR: allocateNodeCIDRs"}},
+		{"invalid-allocate-node-cidrs", Values{AllocateNodeCIDRs: true, ClusterCIDR: "10.244.0.0/16"}, []string{"allocateNodeCIDRs: the CCM allocates no node CIDRs"}},
 		{"invalid-cidr", Values{ClusterCIDR: "10.244.0.0"}, []string{`clusterCIDR "10.244.0.0"`}},
 		{"invalid-cidr-two-ipv4", Values{ClusterCIDR: "10.0.0.0/16,10.1.0.0/16"}, []string{"dual stack"}},
 		{"invalid-deployment-zero-replicas", Values{Workload: WorkloadDeployment, Replicas: &zero}, []string{"replicas"}},

@@ -118,7 +118,7 @@ func (o *ValueOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Workload, flagWorkload, string(install.WorkloadDaemonSet), "daemonset (on control-plane nodes) or deployment (control plane outside the cluster)")
 	fs.Int32Var(&o.Replicas, flagReplicas, install.DefaultReplicas, "replicas of the Deployment (--workload=deployment)")
 	fs.BoolVar(&o.ConfigureCloudRoutes, flagConfigureCloudRoutes, false, "run the route controller (needs --cluster-cidr)")
-	fs.BoolVar(&o.AllocateNodeCIDRs, flagAllocateNodeCIDRs, false, "the CCM's --allocate-node-cidrs (needs --cluster-cidr)")
+	fs.BoolVar(&o.AllocateNodeCIDRs, flagAllocateNodeCIDRs, false, "refused: the CCM allocates no node CIDRs (kube-controller-manager does, with its --allocate-node-cidrs and --cluster-cidr)")
 	fs.StringVar(&o.ClusterCIDR, flagClusterCIDR, "", "pod CIDR of the cluster (one, or an IPv4 and an IPv6 one separated by a comma)")
 	fs.StringSliceVar(&o.Controllers, flagControllers, []string{"*"}, "the CCM's --controllers")
 	fs.BoolVar(&o.LeaderElect, flagLeaderElect, true, "the CCM's --leader-elect")

@@ -61,7 +61,7 @@ the cluster or the kops state store.
 	fs.StringVar(&o.Name, flagName, "", "the kops cluster name, as kops get clusters lists it (required)")
 	fs.StringVar(&o.Image, flagImage, install.DefaultImage(), "CCM image, with a tag or digest")
 	fs.BoolVar(&o.ConfigureCloudRoutes, flagConfigureCloudRoutes, false, "set spec.cloudControllerManager.configureCloudRoutes (needs --cluster-cidr when true)")
-	fs.BoolVar(&o.AllocateNodeCIDRs, flagAllocateNodeCIDRs, false, "set spec.cloudControllerManager.allocateNodeCIDRs")
+	fs.BoolVar(&o.AllocateNodeCIDRs, flagAllocateNodeCIDRs, false, "set spec.cloudControllerManager.allocateNodeCIDRs (kops passes it to the CCM, which ignores it: node CIDRs come from kube-controller-manager, spec.kubeControllerManager.allocateNodeCIDRs)")
 	fs.StringVar(&o.ClusterCIDR, flagClusterCIDR, "", "set spec.cloudControllerManager.clusterCIDR, the pod CIDR")
 	return cmd
 }
