@@ -1,5 +1,5 @@
 # Thin wrappers over hack/ scripts; the scripts hold the logic.
-.PHONY: all build test test-unit bench lint verify demo demo-up demo-down clean testbed image
+.PHONY: all build test test-unit bench bench-compare lint verify demo demo-up demo-down clean testbed image
 
 all: build
 
@@ -15,8 +15,11 @@ test: ## Lint, verify, and every unit and integration test (builds the test bed 
 test-unit: ## The fast loop: every test that needs no test-bed binaries (go test -short)
 	hack/test.sh unit
 
-bench: ## Print AWS-call, latency and memory figures counted at the emulator
+bench: ## Print AWS-call, latency and memory figures counted at the emulator (this CCM, 1,000 nodes)
 	hack/bench.sh
+
+bench-compare: ## The bench on this CCM and upstream v1.37.0 side by side, 100/1,000/5,000 nodes (~40 min)
+	hack/bench-compare.sh
 
 lint: ## golangci-lint (gofmt, go vet and .golangci.yml's linters)
 	hack/lint.sh

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Runs the scale benchmarks (test/bench): the aws-cloud-controller-manager
 # binary against a real kube-apiserver and the in-process AWS emulator, which
-# counts every EC2 call. Prints the figures next to upstream's and the
-# targets (docs/benchmarks.md, /work/shared/targets.md). Fails if a scenario
-# does not complete; a missed target is marked MISSES but does not fail.
+# counts every EC2 call. With AWS_CCM_UPSTREAM_BINARY set (make bench-compare
+# sets it), every scenario runs on upstream's binary too, in the same run,
+# and the table shows both and their ratio. Fails if a scenario does not
+# complete; a missed target is marked MISSES but does not fail.
 #
-# Environment: BENCH_NODES (default 1000) and BENCH_FAULT_SECONDS (60)
-# shrink a run while developing; BENCH_OUT (default _output/bench) keeps
-# the CCM logs and bench.log.
+# Environment:
+#   BENCH_SIZES           cluster sizes, e.g. 100,1000,5000 (default: BENCH_NODES, 1000)
+#   BENCH_FLAG_SETS       rendered (default) and/or defaults: install's sizing
+#                         flags, the binaries' production defaults
+#   BENCH_FAULT_SECONDS   throttling window (60), BENCH_LB_SERVICES (10 + 10)
+#   BENCH_OUT             output folder (default _output/bench): CCM logs,
+#                         bench.log, table.md, results.json
+#   BENCH_TIMEOUT         go test -timeout (default 30m)
+#   AWS_CCM_UPSTREAM_BINARY  upstream's binary (hack/build-upstream.sh)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -16,11 +23,12 @@ hack/build.sh
 hack/build-testbed.sh
 export BENCH_OUT=${BENCH_OUT:-$ROOT/_output/bench}
 export AWS_CCM_BINARY=$ROOT/_output/bin/aws-cloud-controller-manager
+export AWSCCMCTL_BINARY=$ROOT/_output/bin/awsccmctl
 export CI=${CI:-1} # a missing test bed fails the run instead of skipping it
 mkdir -p "$BENCH_OUT"
 set +e
-go test -run '^$' -bench . -benchtime 1x -timeout 30m ./test/bench/ 2>&1 | tee "$BENCH_OUT/bench.log"
+go test -run '^$' -bench . -benchtime 1x -timeout "${BENCH_TIMEOUT:-30m}" ./test/bench/ 2>&1 | tee "$BENCH_OUT/bench.log"
 rc=${PIPESTATUS[0]}
 set -e
-echo "make bench: $(( $(date +%s) - start )) s; output and CCM logs in $BENCH_OUT"
+echo "bench: $(( $(date +%s) - start )) s; output, CCM logs, table.md and results.json in $BENCH_OUT"
 exit "$rc"

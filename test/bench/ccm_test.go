@@ -9,11 +9,13 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,31 +30,45 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
 )
 
-// sizingFlags size the CCM for a 1,000-node cluster, as the rendered
-// install must (targets.md): the defaults (1 sync worker, QPS 20 / burst 30)
-// bound the join rate at two writes per initialized node.
-var sizingFlags = []string{"--concurrent-node-syncs=50", "--kube-api-qps=500", "--kube-api-burst=1000"}
-
 // ccm is one aws-cloud-controller-manager subprocess.
 type ccm struct {
-	scenario string
+	name     string // group, scenario and binary, for logs
 	cmd      *exec.Cmd
 	metrics  string // https URL of /metrics
 	logPath  string
 	log      *logScan
 	exited   chan struct{}
 	stopOnce sync.Once
-	peakMiB  float64
-	anonMiB  float64 // RssAnon when stopped: heap, stacks, runtime
-	fileMiB  float64 // RssFile when stopped: the binary's mapped pages
+	sampling chan struct{} // closed to stop the memory sampler
+	sampled  chan struct{} // closed when the sampler has stopped
+
+	mu      sync.Mutex
+	peakMiB float64 // VmHWM just before it was killed
+	anonMiB float64 // largest RssAnon sampled: heap, stacks, runtime
+	fileMiB float64 // largest RssFile sampled: the binary's mapped pages
+}
+
+// ccmArgs are a CCM's flags beyond the ones every CCM gets.
+type ccmArgs struct {
+	// suffix tells apart several processes of one run ("restart").
+	suffix string
+	// args: scenario flags both binaries get.
+	args []string
+	// thisOnly: flags only this CCM has; upstream runs without them (the
+	// caller notes it).
+	thisOnly []string
 }
 
 var leaseSeq int
 
-// startCCM runs the binary with production defaults plus sizingFlags and
-// extra (each deviation must be explained by the caller), waits until it
-// holds its own leader lease, and kills it when the benchmark ends.
-func startCCM(b *testing.B, scenario string, extra ...string) *ccm {
+// memSampleEvery is how often a CCM's RssAnon and RssFile are read.
+const memSampleEvery = 250 * time.Millisecond
+
+// startCCM runs r's binary with production defaults plus the group's
+// sizing flags and a's flags (each deviation must be explained by the
+// caller), waits until it holds its own leader lease, and kills it when the
+// benchmark ends.
+func startCCM(b *testing.B, r *result, a ccmArgs) *ccm {
 	b.Helper()
 	requireEnv(b)
 	port, err := childproc.FreePort()
@@ -60,7 +76,11 @@ func startCCM(b *testing.B, scenario string, extra ...string) *ccm {
 		b.Fatal(err)
 	}
 	leaseSeq++
-	lease := fmt.Sprintf("bench-%s-%d", scenario, leaseSeq) // a fresh lease: no wait for a killed holder's to expire
+	name := fmt.Sprintf("%d-%s-%s-%s", r.group.nodes, r.group.flags, r.scenario, r.binary)
+	if a.suffix != "" {
+		name += "-" + a.suffix
+	}
+	lease := fmt.Sprintf("bench-%d", leaseSeq) // a fresh lease: no wait for a killed holder's to expire
 	args := []string{
 		"--kubeconfig=" + env.cp.KubeconfigPath,
 		"--cloud-provider=aws",
@@ -70,28 +90,34 @@ func startCCM(b *testing.B, scenario string, extra ...string) *ccm {
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 		"--leader-elect-resource-name=" + lease,
 		// Explicit, as install renders it: with routes on (the binary's
-		// default) the CCM needs --cluster-cidr; the route scenario turns
-		// them on.
+		// default) both CCMs need --cluster-cidr (upstream exits "invalid
+		// CIDR[0]"); the route scenario turns them on.
 		"--configure-cloud-routes=false",
 		"-v=2", // the status loop logs one line per pass at V(2)
 	}
-	args = append(append(args, sizingFlags...), extra...)
-	c := &ccm{scenario: scenario, metrics: fmt.Sprintf("https://127.0.0.1:%d/metrics", port), exited: make(chan struct{})}
-	c.logPath = filepath.Join(env.outDir, scenario+"-ccm.log")
+	extra := append(append([]string{}, r.group.sizingArgs()...), a.args...)
+	if r.binary == thisBinary {
+		extra = append(extra, a.thisOnly...)
+	}
+	args = append(args, extra...)
+	c := &ccm{name: name, metrics: fmt.Sprintf("https://127.0.0.1:%d/metrics", port), exited: make(chan struct{}),
+		sampling: make(chan struct{}), sampled: make(chan struct{})}
+	c.logPath = filepath.Join(env.outDir, name+"-ccm.log")
 	f, err := os.Create(c.logPath)
 	if err != nil {
 		b.Fatal(err)
 	}
 	c.log = &logScan{w: f}
-	c.cmd = exec.Command(env.ccmBinary, args...)
+	c.cmd = exec.Command(r.bin.path, args...)
 	c.cmd.Env = append(os.Environ(), env.aws.Env().List()...) // the emulator off EC2; nothing of the caller's AWS configuration
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := childproc.Start(c.cmd); err != nil { // own process group; SIGKILLed if the test binary dies
 		b.Fatalf("start CCM: %v", err)
 	}
 	go func() { _ = c.cmd.Wait(); f.Close(); close(c.exited) }()
+	go c.sample()
 	b.Cleanup(c.stop)
-	b.Logf("%s: CCM pid %d, flags beyond production defaults: %s (log %s)", scenario, c.cmd.Process.Pid, strings.Join(append(append([]string{}, sizingFlags...), extra...), " "), c.logPath)
+	b.Logf("%s: CCM pid %d, flags beyond production defaults: %s (log %s)", name, c.cmd.Process.Pid, strings.Join(extra, " "), c.logPath)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -108,25 +134,55 @@ func startCCM(b *testing.B, scenario string, extra ...string) *ccm {
 		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "", nil
 	})
 	if err != nil {
-		b.Fatalf("%s: CCM did not take its lease: %v; tail of %s:\n%s", scenario, err, c.logPath, childproc.LogTail(c.logPath, 3000))
+		b.Fatalf("%s: CCM did not take its lease: %v; tail of %s:\n%s", name, err, c.logPath, childproc.LogTail(c.logPath, 3000))
 	}
 	return c
+}
+
+// sample keeps the largest RssAnon and RssFile until stop.
+func (c *ccm) sample() {
+	defer close(c.sampled)
+	t := time.NewTicker(memSampleEvery)
+	defer t.Stop()
+	for {
+		c.readMem(false)
+		select {
+		case <-c.sampling:
+			return
+		case <-c.exited:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// readMem reads the process's RssAnon and RssFile (and VmHWM if peak).
+func (c *ccm) readMem(peak bool) {
+	pid := c.cmd.Process.Pid
+	anon, errA := procStatusKB(pid, "RssAnon")
+	file, errF := procStatusKB(pid, "RssFile")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if errA == nil && errF == nil {
+		c.anonMiB = max(c.anonMiB, float64(anon)/1024)
+		c.fileMiB = max(c.fileMiB, float64(file)/1024)
+	}
+	if peak {
+		if kb, err := procStatusKB(pid, "VmHWM"); err == nil {
+			c.peakMiB = float64(kb) / 1024
+		}
+	}
 }
 
 // stop records the process's peak RSS (VmHWM) and kills its process group.
 func (c *ccm) stop() {
 	c.stopOnce.Do(func() {
+		close(c.sampling)
+		<-c.sampled
 		select {
 		case <-c.exited:
 		default:
-			pid := c.cmd.Process.Pid
-			if kb, err := procStatusKB(pid, "VmHWM"); err == nil {
-				c.peakMiB = float64(kb) / 1024
-				anon, _ := procStatusKB(pid, "RssAnon")
-				file, _ := procStatusKB(pid, "RssFile")
-				c.anonMiB, c.fileMiB = float64(anon)/1024, float64(file)/1024
-				recordRSS(c.scenario, c.peakMiB, c.anonMiB, c.fileMiB)
-			}
+			c.readMem(true)
 			_ = childproc.SignalGroup(c.cmd.Process, syscall.SIGKILL)
 		}
 		select {
@@ -163,8 +219,14 @@ func (c *ccm) scrape(names ...string) (map[string]float64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", c.metrics, resp.Status)
 	}
+	return sumMetrics(resp.Body, names...)
+}
+
+// sumMetrics sums every series of each named metric of a Prometheus text
+// exposition.
+func sumMetrics(r io.Reader, names ...string) (map[string]float64, error) {
 	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -180,7 +242,91 @@ func (c *ccm) scrape(names ...string) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
-// statusPassRE matches the node controller's per-pass line of the status loop.
+// apiRequests is a snapshot of the apiserver's apiserver_request_total by
+// verb and resource ("PATCH nodes/status").
+type apiRequests map[string]float64
+
+// apiserverRequests reads apiserver_request_total from the apiserver's
+// /metrics. The apiserver cannot tell the CCM from the bench (both use
+// the admin's certificate) and has no user-agent label, so callers
+// subtract what the bench sent; the apiserver's own background requests
+// (a few per 10 s) stay in.
+func apiserverRequests(b *testing.B) apiRequests {
+	b.Helper()
+	raw, err := env.metricsClient.Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatalf("apiserver /metrics: %v", err)
+	}
+	out := apiRequests{}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		l := map[string]string{}
+		for _, kv := range strings.Split(labels, ",") {
+			if k, val, ok := strings.Cut(kv, "="); ok {
+				l[k] = strings.Trim(val, `"`)
+			}
+		}
+		key := l["verb"] + " " + l["resource"]
+		switch {
+		case l["resource"] == "": // non-resource: the subresource label holds the path
+			key = l["verb"] + " " + l["subresource"]
+		case l["subresource"] != "":
+			key += "/" + l["subresource"]
+		}
+		out[key] += v
+	}
+	return out
+}
+
+// since returns the requests served after a (the apiserver does not count
+// the scrapes of /metrics).
+func (a apiRequests) since(b *testing.B) apiRequests {
+	b.Helper()
+	now := apiserverRequests(b)
+	out := apiRequests{}
+	for k, v := range now {
+		if d := v - a[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+func (a apiRequests) total() float64 {
+	var n float64
+	for _, v := range a {
+		n += v
+	}
+	return n
+}
+
+func (a apiRequests) String() string {
+	if len(a) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		parts = append(parts, fmt.Sprintf("%s=%.0f", k, a[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// statusPassRE matches the node controller's per-pass line of the status
+// loop (k8s.io/cloud-provider's, in both binaries).
 var statusPassRE = regexp.MustCompile(`Update (\d+) nodes status took ([0-9.]+[a-zµ]+)`)
 
 // logScan writes the CCM's output to a file and notes the status passes.
@@ -239,21 +385,11 @@ func (c *ccm) lifecycle(b *testing.B) (passes, seconds float64) {
 func (c *ccm) nextLifecyclePass(b *testing.B) (passes, seconds float64, at time.Time) {
 	b.Helper()
 	p0, _ := c.lifecycle(b)
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if passes, seconds = c.lifecycle(b); passes > p0 {
 			return passes, seconds, time.Now()
 		}
 	}
-	b.Fatal("no lifecycle pass within a minute")
+	b.Fatal("no lifecycle pass within 2 minutes")
 	return 0, 0, time.Time{}
-}
-
-// throttles is the CCM's own count of throttled AWS attempts.
-func (c *ccm) throttles(b *testing.B) float64 {
-	b.Helper()
-	m, err := c.scrape("aws_ccm_api_throttles_total")
-	if err != nil {
-		b.Fatalf("scrape CCM metrics: %v", err)
-	}
-	return m["aws_ccm_api_throttles_total"]
 }

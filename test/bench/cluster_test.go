@@ -5,20 +5,23 @@ package bench
 import (
 	"context"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	cloudproviderapi "k8s.io/cloud-provider/api"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -118,23 +121,38 @@ func setReady(ctx context.Context, names []string, status corev1.ConditionStatus
 }
 
 // tracker follows every Node through a watch: whether it is initialized
-// (providerID set, uninitialized taint gone) and how many were deleted.
+// (providerID set, uninitialized taint gone), when the watch first saw it
+// and when it first saw it initialized, and how many were deleted.
 type tracker struct {
 	mu      sync.Mutex
-	init    map[string]bool
-	ready   map[string]corev1.ConditionStatus
+	nodes   map[string]*nodeState
 	deleted []string
 }
 
+type nodeState struct {
+	init   bool
+	ready  corev1.ConditionStatus
+	seen   time.Time // the watch's first event of the Node: its registration
+	initAt time.Time // the first event that showed it initialized
+}
+
 func startTracker(ctx context.Context, kube kubernetes.Interface) (*tracker, error) {
-	t := &tracker{init: map[string]bool{}, ready: map[string]corev1.ConditionStatus{}}
+	t := &tracker{nodes: map[string]*nodeState{}}
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	inf := factory.Core().V1().Nodes().Informer()
 	set := func(obj any) {
 		if n, ok := obj.(*corev1.Node); ok {
+			now := time.Now()
 			t.mu.Lock()
-			t.init[n.Name] = initialized(n)
-			t.ready[n.Name] = readyStatus(n)
+			s := t.nodes[n.Name]
+			if s == nil {
+				s = &nodeState{seen: now}
+				t.nodes[n.Name] = s
+			}
+			s.init, s.ready = initialized(n), readyStatus(n)
+			if s.init && s.initAt.IsZero() {
+				s.initAt = now
+			}
 			t.mu.Unlock()
 		}
 	}
@@ -147,8 +165,7 @@ func startTracker(ctx context.Context, kube kubernetes.Interface) (*tracker, err
 			}
 			if n, ok := obj.(*corev1.Node); ok {
 				t.mu.Lock()
-				delete(t.init, n.Name)
-				delete(t.ready, n.Name)
+				delete(t.nodes, n.Name)
 				t.deleted = append(t.deleted, n.Name)
 				t.mu.Unlock()
 			}
@@ -170,11 +187,38 @@ func (t *tracker) initializedCount(names []string) int {
 	defer t.mu.Unlock()
 	n := 0
 	for _, name := range names {
-		if t.init[name] {
+		if s := t.nodes[name]; s != nil && s.init {
 			n++
 		}
 	}
 	return n
+}
+
+// present says how many of names exist.
+func (t *tracker) present(names []string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, name := range names {
+		if t.nodes[name] != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// latencies returns, for each of names that was initialized, the time from
+// the watch's first sight of it to its first sight initialized.
+func (t *tracker) latencies(names []string) []time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]time.Duration, 0, len(names))
+	for _, name := range names {
+		if s := t.nodes[name]; s != nil && !s.initAt.IsZero() {
+			out = append(out, s.initAt.Sub(s.seen))
+		}
+	}
+	return out
 }
 
 // deletions returns the number of Node deletions seen so far.
@@ -189,11 +233,52 @@ func (t *tracker) notReadyCount(names []string) int {
 	defer t.mu.Unlock()
 	n := 0
 	for _, name := range names {
-		if s, ok := t.ready[name]; ok && s != corev1.ConditionTrue {
+		if s := t.nodes[name]; s != nil && s.ready != corev1.ConditionTrue {
 			n++
 		}
 	}
 	return n
+}
+
+// count is the number of Nodes the watch knows.
+func (t *tracker) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.nodes)
+}
+
+// percentile is the nearest-rank p-th percentile (0 < p <= 100) of ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// deleteNodes deletes the named Nodes and waits until the watch saw them
+// go.
+func deleteNodes(ctx context.Context, names []string) error {
+	err := parallel(len(names), func(i int) error {
+		err := env.kube.CoreV1().Nodes().Delete(ctx, names[i], metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete node %s: %w", names[i], err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for env.nodes.present(names) > 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d deleted Nodes still seen after 2 minutes", env.nodes.present(names), len(names))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
 }
 
 func initialized(n *corev1.Node) bool {
@@ -215,6 +300,14 @@ func readyStatus(n *corev1.Node) corev1.ConditionStatus {
 		}
 	}
 	return corev1.ConditionUnknown
+}
+
+func nodeNames(insts []awsemu.Instance) []string {
+	out := make([]string, len(insts))
+	for i, in := range insts {
+		out[i] = in.PrivateDNSName
+	}
+	return out
 }
 
 // waitUntil polls cond every 50 ms and fails the benchmark after timeout.
@@ -254,10 +347,22 @@ func (c calls) since() (ec2 int, breakdown string) {
 	return ec2, strings.Join(parts, " ")
 }
 
-// joinAll registers a Node for every base instance with ccm running and
-// waits until all are initialized; it returns the wall time and the EC2
-// calls it took.
-func joinAll(b *testing.B) (time.Duration, int, string) {
+// joinTimeout bounds a join of n Nodes: the production defaults initialize
+// about 7 Nodes a second.
+func joinTimeout(n int) time.Duration { return 2*time.Minute + time.Duration(n)*300*time.Millisecond }
+
+// join is what joinAll measured.
+type join struct {
+	elapsed    time.Duration // first create to all initialized
+	registered time.Duration // first create to last create
+	ec2        int           // EC2 calls from the first create to all initialized
+	breakdown  string
+	latencies  []time.Duration // per Node: registration to initialized
+}
+
+// joinAll registers a Node for every base instance with a CCM running and
+// waits until all are initialized.
+func joinAll(b *testing.B) join {
 	b.Helper()
 	before := countCalls()
 	start := time.Now()
@@ -266,25 +371,26 @@ func joinAll(b *testing.B) (time.Duration, int, string) {
 		b.Fatal(err)
 	}
 	registered := time.Since(start)
-	waitUntil(b, 5*time.Minute, fmt.Sprintf("%d nodes initialized", len(names)), func() bool {
+	waitUntil(b, joinTimeout(len(names)), fmt.Sprintf("%d nodes initialized", len(names)), func() bool {
 		return env.nodes.initializedCount(names) == len(names)
 	})
 	elapsed := time.Since(start)
 	n, breakdown := before.since()
 	b.Logf("registered %d Nodes in %s (%d kubelet workers); all initialized after %s", len(names), registered.Round(time.Millisecond), kubeletWorkers, elapsed.Round(time.Millisecond))
 	env.joined = true
-	return elapsed, n, breakdown
+	return join{elapsed: elapsed, registered: registered, ec2: n, breakdown: breakdown, latencies: env.nodes.latencies(names)}
 }
 
 // ensureJoined gives scenarios run on their own the joined cluster the
-// join scenario leaves behind.
+// join scenario leaves behind (joined by this CCM, not measured).
 func ensureJoined(b *testing.B) {
 	b.Helper()
 	requireEnv(b)
 	if env.joined {
 		return
 	}
-	c := startCCM(b, "setup-join")
+	r := &result{group: env.group, scenario: "setup-join", binary: thisBinary, bin: env.binaries[0]} // not reported
+	c := startCCM(b, r, ccmArgs{})
 	joinAll(b)
 	c.stop()
 }
@@ -295,10 +401,7 @@ func ensureNotReady(b *testing.B) []string {
 	b.Helper()
 	ensureJoined(b)
 	if env.notReady == nil {
-		var names []string
-		for _, in := range env.base[:min(notReadyN, len(env.base))] {
-			names = append(names, in.PrivateDNSName)
-		}
+		names := nodeNames(env.base[:min(notReadyN, len(env.base))])
 		if err := setReady(context.Background(), names, corev1.ConditionFalse); err != nil {
 			b.Fatal(err)
 		}

@@ -5,12 +5,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	cloudproviderapi "k8s.io/cloud-provider/api"
 	"maps"
 	"os"
 	"regexp"
@@ -18,6 +12,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -37,24 +38,27 @@ const (
 	lbTimeout = 10 * time.Minute
 )
 
-// runLoadBalancers is BenchmarkLoadBalancers (declared in scenarios_test.go
-// so that `-bench .` runs it after the node scenarios, which are declared
-// there too): S Classic and S NLB Services over the joined cluster, their
-// creation, an unchanged re-sync after a CCM restart and one in the same
-// process (annotation touched), a node added, and deletion.
-func runLoadBalancers(b *testing.B) {
-	s := beginScenario(b, "5 load balancers")
-	ensureJoined(b)
-	S := lbServices
-	c := startCCM(b, "lb")
-	s.note(b, "load balancers: production defaults (one service worker, --concurrent-service-syncs=1); %d Classic Services (one TCP port) and %d NLB Services (%d TCP ports) created at once over %d nodes",
-		S, S, nlbPorts, env.nodes.count())
-
-	var clbs, nlbs []string
-	for i := range S {
+// lbServiceNames are the Classic and NLB Services the scenario creates.
+func lbServiceNames() (clbs, nlbs []string) {
+	for i := range lbServices {
 		clbs = append(clbs, fmt.Sprintf("bench-clb-%d", i))
 		nlbs = append(nlbs, fmt.Sprintf("bench-nlb-%d", i))
 	}
+	return clbs, nlbs
+}
+
+// lbAdded is the instance the load-balancer scenario's node step added.
+var lbAdded string
+
+// runLoadBalancers: S Classic and S NLB Services over the joined cluster,
+// their creation, an unchanged re-sync after a CCM restart and one in the
+// same process (annotation touched), a node added, and deletion.
+func runLoadBalancers(b *testing.B, r *result) {
+	S := lbServices
+	c := startCCM(b, r, ccmArgs{})
+	r.note(b, "production defaults for the service controller (one service worker); %d Classic Services (one TCP port) and %d NLB Services (%d TCP ports) created at once over %d nodes",
+		S, S, nlbPorts, env.nodes.count())
+	clbs, nlbs := lbServiceNames()
 	all := append(slices.Clone(clbs), nlbs...)
 	b.Cleanup(func() { deleteServices(context.Background(), all) }) // a failed run leaves none behind
 
@@ -72,16 +76,12 @@ func runLoadBalancers(b *testing.B) {
 	})
 	elapsed := time.Since(start)
 	created := settleLB(b, before)
-	s.note(b, "create: %s", formatLB(created))
+	r.note(b, "create: %s", formatLB(created))
 	cl, nl, ec2 := splitLB(created)
-	s.record(b, figure{name: fmt.Sprintf("create: s until all %d Services have a hostname", len(all)), unit: "s/lb-services-created",
-		value: elapsed.Seconds(), format: "%.1f", upstream: "-"})
-	s.record(b, figure{name: "create: ELB calls per Classic Service", unit: "elb-calls/clb-created", value: float64(cl) / float64(S),
-		format: "%.1f", upstream: "-"})
-	s.record(b, figure{name: fmt.Sprintf("create: ELBv2 calls per NLB Service (%d ports)", nlbPorts), unit: "elbv2-calls/nlb-created", value: float64(nl) / float64(S),
-		format: "%.1f", upstream: "-"})
-	s.record(b, figure{name: "create: EC2 calls per Service (shared, not DescribeInstances)", unit: "ec2-calls/lb-created", value: float64(ec2) / float64(len(all)),
-		format: "%.2f", upstream: "-"})
+	r.record(b, "create_seconds", fmt.Sprintf("create: s until all %d Services have a hostname", len(all)), "%.1f", elapsed.Seconds())
+	r.record(b, "create_elb_calls_per_classic", "create: ELB calls per Classic Service", "%.1f", float64(cl)/float64(S))
+	r.record(b, "create_elbv2_calls_per_nlb", fmt.Sprintf("create: ELBv2 calls per NLB Service (%d ports)", nlbPorts), "%.1f", float64(nl)/float64(S))
+	r.record(b, "create_ec2_calls_per_service", "create: EC2 calls per Service (shared; not DescribeInstances or DescribeInstanceTopology)", "%.2f", float64(ec2)/float64(len(all)))
 
 	// Restart: the new CCM's service controller ensures every Service again
 	// with nothing changed. At start its node sync also finds the node set
@@ -91,26 +91,21 @@ func runLoadBalancers(b *testing.B) {
 	// the CCM's log.
 	c.stop()
 	before = countCalls()
-	c = startCCM(b, "lb-restart")
+	c2 := startCCM(b, r, ccmArgs{suffix: "restart"})
 	resync := settleLB(b, before)
-	sy := c.lbSyncs()
-	s.note(b, "unchanged sync (restart): %s; syncs: Classic %d ensure + %d backend update, NLB %d ensure + %d backend update", formatLB(resync),
+	sy := c2.lbSyncs()
+	r.note(b, "unchanged sync (restart): %s; syncs: Classic %d ensure + %d backend update, NLB %d ensure + %d backend update", formatLB(resync),
 		sy["clb"].ensure, sy["clb"].update, sy["nlb"].ensure, sy["nlb"].update)
 	cl, nl, ec2 = splitLB(resync)
 	clSyncs, nlSyncs := sy["clb"].ensure+sy["clb"].update, sy["nlb"].ensure+sy["nlb"].update
 	if clSyncs == 0 || nlSyncs == 0 {
-		b.Fatalf("no syncs found in %s", c.logPath)
+		b.Fatalf("no syncs found in %s", c2.logPath)
 	}
 	share := float64(ec2) / float64(clSyncs+nlSyncs)
-	s.record(b, figure{name: "unchanged sync (restart): mutating calls", unit: "mutating-calls/unchanged-sync", value: float64(total(mutatingLB(resync))),
-		format: "%.0f", upstream: "several per sync", target: "0", meets: le(0)})
-	s.record(b, figure{name: "unchanged sync: calls per Classic sync (ELB + EC2 share)", unit: "calls/clb-unchanged-sync", value: float64(cl)/float64(clSyncs) + share,
-		format: "%.2f", upstream: "7-8", target: "<= 4", meets: le(4)})
-	s.record(b, figure{name: fmt.Sprintf("unchanged sync: calls per NLB sync, %d ports (ELBv2 + EC2 share)", nlbPorts), unit: "calls/nlb-unchanged-sync", value: float64(nl)/float64(nlSyncs) + share,
-		format: "%.2f", upstream: fmt.Sprintf("11 + 1-3 per port (%d-%d)", 11+nlbPorts, 11+3*nlbPorts), target: fmt.Sprintf("<= %d (6 + 1 per port)", 6+nlbPorts), meets: le(float64(6 + nlbPorts))})
-	s.record(b, figure{name: "restart: load-balancer calls per Service (all its syncs)", unit: "calls/lb-service-restart", value: float64(total(resync)) / float64(len(all)),
-		format: "%.2f", upstream: "-"})
-	s.note(b, "unchanged sync: the EC2 calls (not DescribeInstances) are shared evenly among the %d syncs: %.2f each", clSyncs+nlSyncs, share)
+	r.record(b, "restart_mutating_calls", "unchanged sync (restart): mutating calls", "%.0f", float64(total(mutatingLB(resync))))
+	r.record(b, "restart_calls_per_classic_sync", "unchanged sync (restart): calls per Classic sync (ELB + EC2 share)", "%.2f", float64(cl)/float64(clSyncs)+share)
+	r.record(b, "restart_calls_per_nlb_sync", fmt.Sprintf("unchanged sync (restart): calls per NLB sync, %d ports (ELBv2 + EC2 share)", nlbPorts), "%.2f", float64(nl)/float64(nlSyncs)+share)
+	r.record(b, "restart_calls_per_service", "restart: load-balancer calls per Service (all its syncs)", "%.2f", float64(total(resync))/float64(len(all)))
 
 	// The same in a running process: an annotation no controller reads
 	// changes on every Service, so each is ensured once more with nothing
@@ -121,20 +116,17 @@ func runLoadBalancers(b *testing.B) {
 		b.Fatal(err)
 	}
 	touched := settleLB(b, before)
-	sy1 := c.lbSyncs()
+	sy1 := c2.lbSyncs()
 	tcl, tnl := sy1["clb"].ensure+sy1["clb"].update-clSyncs, sy1["nlb"].ensure+sy1["nlb"].update-nlSyncs
-	s.note(b, "unchanged sync (annotation touched, same process): %s; syncs: Classic %d, NLB %d", formatLB(touched), tcl, tnl)
+	r.note(b, "unchanged sync (annotation touched, same process): %s; syncs: Classic %d, NLB %d", formatLB(touched), tcl, tnl)
 	if tcl == 0 || tnl == 0 {
-		b.Fatalf("no syncs after the touch in %s", c.logPath)
+		b.Fatalf("no syncs after the touch in %s", c2.logPath)
 	}
 	cl, nl, ec2 = splitLB(touched)
 	share = float64(ec2) / float64(tcl+tnl)
-	s.record(b, figure{name: "unchanged sync (touch): mutating calls", unit: "mutating-calls/touched-sync", value: float64(total(mutatingLB(touched))),
-		format: "%.0f", upstream: "several per sync", target: "0", meets: le(0)})
-	s.record(b, figure{name: "unchanged sync (touch): calls per Classic sync", unit: "calls/clb-touched-sync", value: float64(cl)/float64(tcl) + share,
-		format: "%.2f", upstream: "7-8", target: "<= 4", meets: le(4)})
-	s.record(b, figure{name: fmt.Sprintf("unchanged sync (touch): calls per NLB sync, %d ports", nlbPorts), unit: "calls/nlb-touched-sync", value: float64(nl)/float64(tnl) + share,
-		format: "%.2f", upstream: fmt.Sprintf("11 + 1-3 per port (%d-%d)", 11+nlbPorts, 11+3*nlbPorts), target: fmt.Sprintf("<= %d (6 + 1 per port)", 6+nlbPorts), meets: le(float64(6 + nlbPorts))})
+	r.record(b, "touch_mutating_calls", "unchanged sync (touch): mutating calls", "%.0f", float64(total(mutatingLB(touched))))
+	r.record(b, "touch_calls_per_classic_sync", "unchanged sync (touch): calls per Classic sync", "%.2f", float64(cl)/float64(tcl)+share)
+	r.record(b, "touch_calls_per_nlb_sync", fmt.Sprintf("unchanged sync (touch): calls per NLB sync, %d ports", nlbPorts), "%.2f", float64(nl)/float64(tnl)+share)
 	sy = sy1
 
 	// One instance and its Node (providerID set, as kubelets with
@@ -145,39 +137,36 @@ func runLoadBalancers(b *testing.B) {
 		b.Fatal(err)
 	}
 	in := insts[0]
+	lbAdded = in.ID
 	before = countCalls()
 	if err := registerNodeWithProviderID(context.Background(), in.PrivateDNSName, fmt.Sprintf("aws:///%s/%s", in.AvailabilityZone, in.ID)); err != nil {
 		b.Fatal(err)
 	}
 	waitUntil(b, time.Minute, "the added node initialized", func() bool { return env.nodes.initializedCount([]string{in.PrivateDNSName}) == 1 })
 	added := settleLB(b, before)
-	sy2 := c.lbSyncs()
-	s.note(b, "node added: %s; backend updates: Classic %d, NLB %d; ensures: %d", formatLB(added), sy2["clb"].update-sy["clb"].update, sy2["nlb"].update-sy["nlb"].update,
+	sy2 := c2.lbSyncs()
+	r.note(b, "node added: %s; backend updates: Classic %d, NLB %d; ensures: %d", formatLB(added), sy2["clb"].update-sy["clb"].update, sy2["nlb"].update-sy["nlb"].update,
 		sy2["clb"].ensure+sy2["nlb"].ensure-sy["clb"].ensure-sy["nlb"].ensure)
 	cl, nl, ec2 = splitLB(added)
 	mcl, mnl, mec2 := splitLB(mutatingLB(added))
 	share, mshare := float64(ec2)/float64(len(all)), float64(mec2)/float64(len(all))
-	s.record(b, figure{name: "node added: calls per Classic Service (ELB + EC2 share)", unit: "calls/clb-node-change", value: float64(cl)/float64(S) + share,
-		format: "%.2f", upstream: "-"})
-	s.record(b, figure{name: "node added: mutating calls per Classic Service", unit: "mutating-calls/clb-node-change", value: float64(mcl)/float64(S) + mshare,
-		format: "%.2f", upstream: "-"})
-	s.record(b, figure{name: "node added: calls per NLB Service (ELBv2 + EC2 share)", unit: "calls/nlb-node-change", value: float64(nl)/float64(S) + share,
-		format: "%.2f", upstream: "full ensure"})
-	s.record(b, figure{name: "node added: mutating calls per NLB Service", unit: "mutating-calls/nlb-node-change", value: float64(mnl)/float64(S) + mshare,
-		format: "%.2f", upstream: "full ensure"})
+	r.record(b, "node_added_calls_per_classic", "node added: calls per Classic Service (ELB + EC2 share)", "%.2f", float64(cl)/float64(S)+share)
+	r.record(b, "node_added_mutating_per_classic", "node added: mutating calls per Classic Service", "%.2f", float64(mcl)/float64(S)+mshare)
+	r.record(b, "node_added_calls_per_nlb", "node added: calls per NLB Service (ELBv2 + EC2 share)", "%.2f", float64(nl)/float64(S)+share)
+	r.record(b, "node_added_mutating_per_nlb", "node added: mutating calls per NLB Service", "%.2f", float64(mnl)/float64(S)+mshare)
 	lbs := env.aws.ClassicLoadBalancers()
 	for _, lb := range lbs {
 		if !slices.Contains(lb.Instances, in.ID) {
-			s.note(b, "node added: Classic load balancer %s does not have the new instance %s", lb.Name, in.ID)
+			r.note(b, "node added: Classic load balancer %s does not have the new instance %s", lb.Name, in.ID)
 		}
 	}
 	for _, tg := range env.aws.TargetGroups() {
 		if !slices.ContainsFunc(tg.Targets, func(t awsemu.TargetState) bool { return t.ID == in.ID }) {
-			s.note(b, "node added: target group %s does not have the new instance %s", tg.Name, in.ID)
+			r.note(b, "node added: target group %s does not have the new instance %s", tg.Name, in.ID)
 		}
 	}
 	if len(lbs) > 0 {
-		s.note(b, "targets: each Classic load balancer has %d instances registered", len(lbs[0].Instances))
+		r.note(b, "targets: each Classic load balancer has %d instances registered", len(lbs[0].Instances))
 	}
 
 	// Delete every Service and wait until the service controller has
@@ -188,23 +177,33 @@ func runLoadBalancers(b *testing.B) {
 	waitUntil(b, lbTimeout, fmt.Sprintf("%d Services gone", len(all)), func() bool { return remaining(all) == 0 })
 	gone := time.Since(start)
 	deleted := diffLB(before, countCalls())
-	s.note(b, "delete: %s", formatLB(deleted))
-	s.record(b, figure{name: fmt.Sprintf("delete: s until all %d Services are gone", len(all)), unit: "s/lb-services-deleted",
-		value: gone.Seconds(), format: "%.1f", upstream: "-"})
-	s.record(b, figure{name: "delete: calls per Service (ELB, ELBv2, EC2)", unit: "calls/lb-deleted", value: float64(total(deleted)) / float64(len(all)),
-		format: "%.1f", upstream: "-"})
+	r.note(b, "delete: %s", formatLB(deleted))
+	r.record(b, "delete_seconds", fmt.Sprintf("delete: s until all %d Services are gone", len(all)), "%.1f", gone.Seconds())
+	r.record(b, "delete_calls_per_service", "delete: calls per Service (ELB, ELBv2, EC2)", "%.1f", float64(total(deleted))/float64(len(all)))
 	left, what := leftInAWS()
-	s.note(b, "left in AWS after delete: %s", what)
-	s.record(b, figure{name: "resources left in AWS after delete", unit: "aws-resources-left", value: float64(left),
-		format: "%.0f", upstream: "-", target: "0", meets: le(0)})
-	finish(b, c)
+	r.note(b, "left in AWS after delete: %s", what)
+	r.record(b, "resources_left", "resources left in AWS after delete", "%.0f", float64(left))
+	finish(b, r, c, c2)
 }
 
-// count is the number of Nodes the watch knows.
-func (t *tracker) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.init)
+// resetLoadBalancers removes the node step's Node and instance, so the
+// next binary adds one to the same cluster; it says what the first binary
+// left in AWS (its run's resources_left figure).
+func resetLoadBalancers(b *testing.B) {
+	b.Helper()
+	if lbAdded == "" {
+		return
+	}
+	in, ok := env.aws.Instance(lbAdded)
+	if ok {
+		if err := deleteNodes(context.Background(), []string{in.PrivateDNSName}); err != nil {
+			b.Fatal(err)
+		}
+		if err := env.aws.RemoveInstance(lbAdded); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lbAdded = ""
 }
 
 type syncCount struct{ ensure, update int }
@@ -326,10 +325,12 @@ func registerNodeWithProviderID(ctx context.Context, name, providerID string) er
 }
 
 // isLBCall says whether a counter belongs to load balancers: every ELB and
-// ELBv2 call and every EC2 call but DescribeInstances (the instance view's,
-// which the node controllers share).
+// ELBv2 call and every EC2 call but DescribeInstances and
+// DescribeInstanceTopology (the node controllers', which upstream also
+// makes for every Node its service controller lists).
 func isLBCall(k string) bool {
-	return strings.HasPrefix(k, "elasticloadbalancing") || (strings.HasPrefix(k, "ec2:") && k != "ec2:DescribeInstances")
+	return strings.HasPrefix(k, "elasticloadbalancing") ||
+		(strings.HasPrefix(k, "ec2:") && k != "ec2:DescribeInstances" && k != "ec2:DescribeInstanceTopology")
 }
 
 // diffLB returns the load-balancer calls made between two snapshots.

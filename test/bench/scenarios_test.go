@@ -5,94 +5,107 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math"
 	"testing"
 	"time"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
 
-// The scenarios of targets.md, in the order `make bench` runs them. Each
-// one that needs an earlier one's state (a joined cluster, NotReady Nodes)
-// builds it itself when run alone (-bench Idle).
+// The node scenarios of targets.md (plan_test.go runs them; lb_test.go,
+// routes_test.go and preflight_test.go hold the others). Each run function
+// measures one binary; the reset functions restore, between the binaries,
+// the state the scenario started from.
 
 const (
-	idleStatusPeriod  = 20 * time.Second
-	idleCacheMaxAge   = 10 * time.Second
-	idlePeriods       = 3
-	lifecycleWindow   = 30 * time.Second
-	throttleRate      = 0.3
-	accountReadBudget = 20.0 // EC2 non-mutating refill per account and Region, calls/s
+	idleStatusPeriod = 20 * time.Second
+	idleCacheMaxAge  = 10 * time.Second
+	// idlePeriods: one period after the start-up pass. Upstream's pass at
+	// 1,000 Nodes with the defaults takes about 100 s (one DescribeInstances
+	// and one Node write per Node through the QPS 20 limit), and the next
+	// starts a period after it ends.
+	idlePeriods     = 1
+	lifecycleWindow = 30 * time.Second
+	throttleRate    = 0.3
 )
 
-func le(x float64) func(float64) bool { return func(v float64) bool { return v <= x } }
-func ge(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
+// passTimeout bounds one status pass over n Nodes: upstream's takes about
+// 100 ms per Node with the production defaults.
+func passTimeout(n int) time.Duration { return time.Minute + time.Duration(n)*200*time.Millisecond }
 
-// finish stops the scenario's CCM and reports its peak RSS.
-func finish(b *testing.B, c *ccm) {
-	b.Helper()
-	c.stop()
-	b.ReportMetric(c.peakMiB, "MiB-peak-rss")
-	b.Logf("%s: CCM peak RSS (VmHWM) %.1f MiB; at stop RssAnon %.1f MiB, RssFile %.1f MiB", c.scenario, c.peakMiB, c.anonMiB, c.fileMiB)
-}
-
-// BenchmarkJoin: 1,000 kubelets register at once (private-DNS names, no
-// providerID); EC2 calls per joining Node and time until all are initialized.
-func BenchmarkJoin(b *testing.B) {
-	requireEnv(b)
-	if env.joined {
-		b.Skip("the cluster has joined already")
+// runJoin: every base instance's kubelet registers at once (private-DNS
+// names, no providerID). Time until all are initialized, each Node's time
+// from registration to initialized, EC2 calls and kube-API requests per
+// joining Node.
+func runJoin(b *testing.B, r *result) {
+	if env.joined { // run alone after another scenario
+		resetJoin(b)
 	}
-	s := beginScenario(b, "1 join")
-	c := startCCM(b, "join")
-	s.note(b, "join: production defaults except the cluster sizing %v (defaults: 1 worker, QPS 20 / burst 30)", sizingFlags)
-	elapsed, n, breakdown := joinAll(b)
-	b.Logf("calls during the join: %s", breakdown)
-	s.record(b, figure{name: "EC2 calls per joining node", unit: "ec2-calls/joining-node", value: float64(n) / float64(clusterNodes),
-		format: "%.4f", upstream: "2.00", target: "<= 0.01", meets: le(0.01)})
-	s.record(b, figure{name: fmt.Sprintf("%d nodes joining at once, s to all initialized", clusterNodes), unit: fmt.Sprintf("s/%d-nodes-initialized", clusterNodes),
-		value: elapsed.Seconds(), format: "%.1f", upstream: "148.5", target: "<= 15", meets: le(15)})
-	finish(b, c)
+	c := startCCM(b, r, ccmArgs{})
+	req0 := apiserverRequests(b)
+	j := joinAll(b)
+	reqs := req0.since(b)
+	n := float64(len(env.base))
+	if reqs["POST nodes"] -= n; reqs["POST nodes"] <= 0 { // the kubelets' registrations
+		delete(reqs, "POST nodes")
+	}
+	r.note(b, "calls during the join: %s", j.breakdown)
+	r.note(b, "kube-API requests during the join, the %d registrations left out: %s", len(env.base), reqs)
+	r.record(b, "seconds_initialized", fmt.Sprintf("s until all %d Nodes initialized (registration included)", len(env.base)), "%.1f", j.elapsed.Seconds())
+	r.record(b, "registration_seconds", "s to register them (32 kubelet workers)", "%.1f", j.registered.Seconds())
+	r.record(b, "p50_seconds", "per Node, registration to initialized: p50, s", "%.2f", percentile(j.latencies, 50).Seconds())
+	r.record(b, "p99_seconds", "per Node, registration to initialized: p99, s", "%.2f", percentile(j.latencies, 99).Seconds())
+	r.record(b, "ec2_calls_per_node", "EC2 calls per joining Node", "%.4f", float64(j.ec2)/n)
+	r.record(b, "kube_requests_per_node", "kube-API requests per initialized Node (apiserver_request_total, registrations left out)", "%.2f", reqs.total()/n)
+	finish(b, r, c)
 }
 
-// BenchmarkIdleStatusPeriod counts EC2 calls per pass of the node status
-// loop over the joined, idle cluster, and what a CCM restart costs.
-func BenchmarkIdleStatusPeriod(b *testing.B) {
-	s := beginScenario(b, "2 idle status")
-	ensureJoined(b)
+// resetJoin deletes the base instances' Nodes: the next binary joins them
+// again.
+func resetJoin(b *testing.B) {
+	b.Helper()
+	if err := deleteNodes(context.Background(), nodeNames(env.base)); err != nil {
+		b.Fatal(err)
+	}
+	env.joined, env.notReady = false, nil
+}
+
+// runIdle counts EC2 calls per pass of the node status loop over the
+// joined, idle cluster, and what a CCM restart costs.
+func runIdle(b *testing.B, r *result) {
 	before := countCalls()
-	c := startCCM(b, "idle", "--node-status-update-frequency="+idleStatusPeriod.String(), "--aws-instance-cache-max-age="+idleCacheMaxAge.String())
-	s.note(b, "idle: --node-status-update-frequency=%s instead of 5m to keep the run short, and --aws-instance-cache-max-age=%s (default 30s) so that, as with 5m, every pass finds the cache expired; calls per period do not depend on the period's length", idleStatusPeriod, idleCacheMaxAge)
-	c.waitStatusPasses(b, 1, time.Minute)
+	c := startCCM(b, r, ccmArgs{
+		args:     []string{"--node-status-update-frequency=" + idleStatusPeriod.String()},
+		thisOnly: []string{"--aws-instance-cache-max-age=" + idleCacheMaxAge.String()},
+	})
+	if r.binary == thisBinary {
+		r.note(b, "--node-status-update-frequency=%s instead of 5m to keep the run short, and --aws-instance-cache-max-age=%s (default 30s) so that, as with 5m, every pass finds the cache expired", idleStatusPeriod, idleCacheMaxAge)
+	} else {
+		r.note(b, "--node-status-update-frequency=%s; upstream has no --aws-instance-cache-max-age and runs without it", idleStatusPeriod)
+	}
+	n := len(env.base)
+	c.waitStatusPasses(b, 1, passTimeout(n))
 	restart, breakdown := before.since()
 	b.Logf("calls from CCM start to the end of its first status pass: %s", breakdown)
-	s.record(b, figure{name: fmt.Sprintf("EC2 calls at CCM restart (first status pass, %d nodes)", clusterNodes), unit: "ec2-calls/restart",
-		value: float64(restart), format: "%.0f", upstream: fmt.Sprintf("%d (derived)", clusterNodes)})
+	r.record(b, "ec2_calls_restart", "EC2 calls from CCM start to the end of its first status pass", "%.0f", float64(restart))
 
 	base, p0 := countCalls(), len(c.statusPasses())
-	c.waitStatusPasses(b, p0+idlePeriods, idlePeriods*idleStatusPeriod+time.Minute)
-	n, breakdown := base.since()
-	b.Logf("calls over %d idle status periods: %s", idlePeriods, breakdown)
+	c.waitStatusPasses(b, p0+idlePeriods, idlePeriods*idleStatusPeriod+passTimeout(n))
+	calls, breakdown := base.since()
+	r.note(b, "calls over %d idle status periods: %s", idlePeriods, breakdown)
 	var took time.Duration
 	for _, d := range c.statusPasses()[p0 : p0+idlePeriods] {
 		took += d
 	}
-	want := math.Ceil(float64(clusterNodes) / 1000)
-	s.record(b, figure{name: "EC2 calls per idle status period", unit: "ec2-calls/status-period", value: float64(n) / idlePeriods,
-		format: "%.2f", upstream: fmt.Sprintf("%d", clusterNodes), target: fmt.Sprintf("<= %.0f (ceil(N/1000))", want), meets: le(want)})
-	s.record(b, figure{name: "status pass duration, s", unit: "s/status-pass", value: took.Seconds() / idlePeriods,
-		format: "%.3f", upstream: "102"})
-	finish(b, c)
+	r.record(b, "ec2_calls_per_status_period", "EC2 calls per idle status period", "%.2f", float64(calls)/idlePeriods)
+	r.record(b, "status_pass_seconds", "status pass duration, s", "%.3f", took.Seconds()/idlePeriods)
+	finish(b, r, c)
 }
 
-// BenchmarkLifecycleNotReady counts EC2 calls per pass of the node
-// lifecycle loop with 100 NotReady Nodes whose instances run, and whether
-// its 5 s period holds.
-func BenchmarkLifecycleNotReady(b *testing.B) {
-	s := beginScenario(b, "3 lifecycle")
-	ensureJoined(b)
-	c := startCCM(b, "lifecycle")
-	s.note(b, "lifecycle: production defaults (--node-monitor-period=5s, --aws-instance-cache-max-age=30s)")
+// runLifecycle counts EC2 calls per pass of the node lifecycle loop with
+// 100 NotReady Nodes whose instances run, and whether its 5 s period
+// holds.
+func runLifecycle(b *testing.B, r *result) {
+	c := startCCM(b, r, ccmArgs{})
 	names := ensureNotReady(b)
 	del0 := env.nodes.deletions()
 	c.nextLifecyclePass(b) // one pass that sees the NotReady nodes
@@ -106,37 +119,41 @@ func BenchmarkLifecycleNotReady(b *testing.B) {
 	n, breakdown := base.since()
 	passes, window := p1-p0, end.Sub(start)
 	period := window.Seconds() / passes
-	b.Logf("%d lifecycle passes over %d NotReady nodes in %s: %s", int(passes), len(names), window.Round(time.Millisecond), breakdown)
-	s.record(b, figure{name: fmt.Sprintf("EC2 calls per lifecycle pass, %d NotReady", len(names)), unit: "ec2-calls/lifecycle-pass", value: float64(n) / passes,
-		format: "%.2f", upstream: fmt.Sprintf("%d", 2*len(names)), target: "<= 1", meets: le(1)})
-	s.record(b, figure{name: "lifecycle passes per 30 s (5 s period)", unit: "lifecycle-passes/30s", value: 30 / period,
-		format: "%.2f", upstream: "1.2 (25.5 s period)", target: ">= 5.5 (period holds)", meets: ge(5.5)})
-	s.record(b, figure{name: "lifecycle pass duration, s", unit: "s/lifecycle-pass", value: (sec1 - sec0) / passes, format: "%.4f", upstream: "~20.5 (derived)"})
-	s.record(b, figure{name: "nodes deleted (instances running)", unit: "nodes-deleted", value: float64(env.nodes.deletions() - del0),
-		format: "%.0f", upstream: "0", target: "0", meets: le(0)})
-	finish(b, c)
+	r.note(b, "%d lifecycle passes over %d NotReady nodes in %s: %s", int(passes), len(names), window.Round(time.Millisecond), breakdown)
+	r.record(b, "ec2_calls_per_lifecycle_pass", fmt.Sprintf("EC2 calls per lifecycle pass, %d NotReady", len(names)), "%.2f", float64(n)/passes)
+	r.record(b, "lifecycle_passes_per_30s", "lifecycle passes per 30 s (5 s period)", "%.2f", 30/period)
+	r.record(b, "lifecycle_pass_seconds", "lifecycle pass duration, s", "%.4f", (sec1-sec0)/passes)
+	r.record(b, "nodes_deleted", "Nodes deleted (instances running)", "%.0f", float64(env.nodes.deletions()-del0))
+	finish(b, r, c)
 }
 
-// BenchmarkThrottling: 30% RequestLimitExceeded on EC2 while 100 Nodes are
+// prepareThrottle: 100 NotReady Nodes, and the instances of the Nodes that
+// join during the fault.
+func prepareThrottle(b *testing.B) {
+	ensureNotReady(b)
+	if env.joiners == nil {
+		insts, err := addInstances(joiningN)
+		if err != nil {
+			b.Fatal(err)
+		}
+		env.joiners = insts
+	}
+}
+
+// runThrottle: 30% RequestLimitExceeded on EC2 while 100 Nodes are
 // NotReady and 50 new Nodes join. Nothing may be deleted, the CCM's call
 // rate must stay far inside the account budget, and the new Nodes join.
-func BenchmarkThrottling(b *testing.B) {
-	s := beginScenario(b, "4 throttling")
-	ensureNotReady(b)
-	c := startCCM(b, "throttle")
-	s.note(b, "throttling: production defaults; %.0f%% of EC2 requests answer RequestLimitExceeded (HTTP 503) for %s, with %d NotReady nodes and %d nodes joining at the fault's start",
-		throttleRate*100, faultWindow, len(env.notReady), joiningN)
+func runThrottle(b *testing.B, r *result) {
+	c := startCCM(b, r, ccmArgs{})
+	r.note(b, "%.0f%% of EC2 requests answer RequestLimitExceeded (HTTP 503) for %s, with %d NotReady nodes and %d nodes registering at the fault's start",
+		throttleRate*100, faultWindow, len(env.notReady), len(env.joiners))
 	c.nextLifecyclePass(b)
-	insts, err := addInstances(joiningN)
-	if err != nil {
-		b.Fatal(err)
-	}
 
-	del0, base, thr0 := env.nodes.deletions(), countCalls(), c.throttles(b)
+	del0, base := env.nodes.deletions(), countCalls()
 	id := env.aws.InjectFault(awsemu.Throttle("ec2", throttleRate))
 	b.Cleanup(func() { env.aws.ClearFault(id) })
 	faultStart := time.Now()
-	names, err := registerNodes(context.Background(), insts)
+	names, err := registerNodes(context.Background(), env.joiners)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -151,44 +168,24 @@ func BenchmarkThrottling(b *testing.B) {
 	env.aws.ClearFault(id)
 	faultLen := time.Since(faultStart)
 	n, breakdown := base.since()
-	throttled := c.throttles(b) - thr0
-	b.Logf("calls during the %s fault (throttled ones included): %s; the CCM counted %.0f throttled attempts", faultLen.Round(time.Millisecond), breakdown, throttled)
+	r.note(b, "calls during the %s fault (throttled ones included): %s", faultLen.Round(time.Millisecond), breakdown)
 	when := "during the fault"
 	if joinedAt == 0 {
 		after := waitUntil(b, 2*time.Minute, fmt.Sprintf("%d joining nodes initialized after the fault", len(names)), allJoined)
 		joinedAt = faultLen + after
 		when = fmt.Sprintf("%.1f s after the fault cleared", after.Seconds())
 	}
-	s.note(b, "throttling: the %d joining nodes were all initialized %.1f s after the fault began (%s)", len(names), joinedAt.Seconds(), when)
-
-	s.record(b, figure{name: "nodes deleted under throttling", unit: "nodes-deleted", value: float64(env.nodes.deletions() - del0),
-		format: "%.0f", upstream: "0", target: "0", meets: le(0)})
-	s.record(b, figure{name: "EC2 calls/s during the fault", unit: "ec2-calls/s", value: float64(n) / faultLen.Seconds(),
-		format: "%.3f", upstream: "throughput falls 5x", target: fmt.Sprintf("<= %.0f (account budget)", accountReadBudget), meets: le(accountReadBudget)})
-	s.record(b, figure{name: "EC2 attempts throttled (CCM's count)", unit: "throttled-attempts", value: throttled, format: "%.0f", upstream: "-"})
-	s.record(b, figure{name: fmt.Sprintf("s until the %d joining nodes initialized", len(names)), unit: "s/joined-under-fault", value: joinedAt.Seconds(),
-		format: "%.1f", upstream: "-", target: "all join", meets: func(float64) bool { return true }})
-	finish(b, c)
+	r.note(b, "the %d joining nodes were all initialized %.1f s after the fault began (%s)", len(names), joinedAt.Seconds(), when)
+	r.record(b, "nodes_deleted", fmt.Sprintf("Nodes deleted under %.0f%% throttling, %s", throttleRate*100, faultWindow), "%.0f", float64(env.nodes.deletions()-del0))
+	r.record(b, "ec2_calls_per_second", "EC2 calls/s during the fault (throttled ones included)", "%.3f", float64(n)/faultLen.Seconds())
+	r.record(b, "seconds_joiners_initialized", fmt.Sprintf("s until the %d joining Nodes initialized", len(names)), "%.1f", joinedAt.Seconds())
+	finish(b, r, c)
 }
 
-// BenchmarkLoadBalancers: Classic and NLB Services over the joined cluster
-// (lb_test.go). Declared here, after the node scenarios, because benchmarks
-// run in declaration order and lb_test.go sorts before this file.
-func BenchmarkLoadBalancers(b *testing.B) { runLoadBalancers(b) }
-
-// BenchmarkRoutes: the route controller over the joined cluster
-// (routes_test.go), declared here to run after the load balancers.
-func BenchmarkRoutes(b *testing.B) { runRoutes(b) }
-
-// BenchmarkPeakRSS reports the largest peak RSS of the CCM processes the
-// scenarios ran (each read from VmHWM before it was stopped).
-func BenchmarkPeakRSS(b *testing.B) {
-	s := beginScenario(b, "7 peak RSS")
-	if max, _ := peakRSS(); max == 0 {
-		ensureJoined(b) // run alone: at least the join's process
+// resetThrottle deletes the joining Nodes: the next binary sees them join.
+func resetThrottle(b *testing.B) {
+	b.Helper()
+	if err := deleteNodes(context.Background(), nodeNames(env.joiners)); err != nil {
+		b.Fatal(err)
 	}
-	max, per := peakRSS()
-	s.note(b, "peak RSS: VmHWM per CCM process, MiB: %s", per)
-	s.record(b, figure{name: "CCM peak RSS, MiB (max over scenarios)", unit: "MiB-peak-rss", value: max,
-		format: "%.1f", upstream: "74-90", target: "<= 74", meets: le(74)})
 }
