@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -35,23 +36,24 @@ func TestTableDiscovery(t *testing.T) {
 		tableID   string
 		wantTable string
 		wantErr   []string
+		problem   TableProblem
 	}{
 		{name: "tagged", wantTable: emuTable},
 		{name: "legacy tag", fixture: []func(*awsemu.Fixture){untagFirst, addTable(other, emuVPC, map[string]string{"KubernetesCluster": "demo"})},
 			wantTable: other},
 		{name: "legacy tag of another cluster", fixture: []func(*awsemu.Fixture){untagFirst, addTable(other, emuVPC, map[string]string{"KubernetesCluster": "other"})},
-			wantErr: []string{"no route table in VPC " + emuVPC, "kubernetes.io/cluster/demo=owned", "RouteTableID"}},
+			wantErr: []string{"no route table in VPC " + emuVPC, "kubernetes.io/cluster/demo=owned", "RouteTableID"}, problem: NoTaggedTable},
 		{name: "none tagged", fixture: []func(*awsemu.Fixture){untagFirst},
-			wantErr: []string{"no route table in VPC " + emuVPC, "carries the cluster tag kubernetes.io/cluster/demo", "fix: tag the route table"}},
+			wantErr: []string{"no route table in VPC " + emuVPC, "carries the cluster tag kubernetes.io/cluster/demo", "fix: tag the route table"}, problem: NoTaggedTable},
 		{name: "two tagged", fixture: []func(*awsemu.Fixture){addTable(other, emuVPC, map[string]string{"kubernetes.io/cluster/demo": "shared"})},
-			wantErr: []string{"route tables " + emuTable + ", " + other, "exactly one", "remove the cluster tag from all but one"}},
+			wantErr: []string{"route tables " + emuTable + ", " + other, "exactly one", "remove the cluster tag from all but one"}, problem: SeveralTaggedTables},
 		{name: "tagged table of another VPC ignored", fixture: []func(*awsemu.Fixture){withOtherVPC, addTable(other, otherVPC, map[string]string{"kubernetes.io/cluster/demo": "owned"})},
 			wantTable: emuTable},
 		{name: "RouteTableID names an untagged table", fixture: []func(*awsemu.Fixture){addTable(other, emuVPC, nil)}, tableID: other, wantTable: other},
 		{name: "RouteTableID does not exist", tableID: "rtb-0000000000000dead",
-			wantErr: []string{"route table rtb-0000000000000dead (RouteTableID in the cloud config) does not exist"}},
+			wantErr: []string{"route table rtb-0000000000000dead (RouteTableID in the cloud config) does not exist"}, problem: ConfiguredTableMissing},
 		{name: "RouteTableID in another VPC", fixture: []func(*awsemu.Fixture){withOtherVPC, addTable(other, otherVPC, nil)}, tableID: other,
-			wantErr: []string{"is in VPC " + otherVPC + ", not in the cluster's VPC " + emuVPC}},
+			wantErr: []string{"is in VPC " + otherVPC + ", not in the cluster's VPC " + emuVPC}, problem: ConfiguredTableElsewhere},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEmu(t, emuOptions{
@@ -67,6 +69,10 @@ func TestTableDiscovery(t *testing.T) {
 			if len(tc.wantErr) > 0 {
 				if err == nil {
 					t.Fatal("List succeeded")
+				}
+				// Preflight branches on the problem (routes.FindTable).
+				if te := (*TableError)(nil); !errors.As(err, &te) || te.Problem != tc.problem {
+					t.Errorf("error %v is not a *TableError with problem %d", err, tc.problem)
 				}
 				for _, w := range tc.wantErr {
 					if !strings.Contains(err.Error(), w) {

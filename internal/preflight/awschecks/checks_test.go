@@ -171,7 +171,9 @@ var scenarios = []scenario{{
 	},
 	input: func(in *Input) {
 		in.InstanceIDs, in.ControlPlaneInstanceIDs = nil, nil
-		in.CloudConfig = &cloudconfig.Config{Global: cloudconfig.Global{KubernetesClusterID: "demo"}}
+		// Without instances, the CCM's VPC comes from the cloud config
+		// (aws-route-tables looks where the CCM looks).
+		in.CloudConfig = &cloudconfig.Config{Global: cloudconfig.Global{KubernetesClusterID: "demo", VPC: demoVPC}}
 	},
 	want:  table(pass, pass, skip, pass, skip, skip, pass, skip, pass),
 	text:  map[string][]string{IDIAMPermissions: {"arn:aws:iam::123456789012:role/control-plane (the caller", "session arn:aws:sts::123456789012:assumed-role/control-plane/preflight"}},

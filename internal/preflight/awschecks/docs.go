@@ -41,11 +41,14 @@ var checkDocs = map[string]checkDoc{
 		fix: "Tag exactly one of each instance's security groups kubernetes.io/cluster/<id>=owned, and remove the tag from the others.",
 	},
 	IDRouteTables: {
-		description: "When the CCM configures cloud routes, its route controller must find the cluster's route table: RouteTableID " +
-			"in the cloud config, else exactly one route table in the region tagged for the cluster (it refuses to choose between several). " +
+		description: "When the CCM configures cloud routes, its route controller must find the cluster's route table, and preflight looks " +
+			"for it with the CCM's own code: RouteTableID in the cloud config (in the cluster's VPC), else exactly one route table in the " +
+			"cluster's VPC tagged for the cluster, kubernetes.io/cluster/<id> or KubernetesCluster=<id> (it refuses to choose between several; " +
+			"tagged tables of other VPCs do not count). The cluster's VPC is VPC in the cloud config, else the control-plane instances' VPC, " +
+			"as the CCM reads it from its own instance. A failure quotes the error the route controller would log on every sync. " +
 			"A warning when whether routes are on is unknown (--cloud-routes). In cluster mode, a warning when the routes the table will hold " +
 			"(one per Node pod CIDR, plus the other routes already in it) come within 10 of EC2's default quota of 50 routes per route table, or pass it.",
-		fix: "Tag the cluster's route table kubernetes.io/cluster/<id>=owned and no other in the region (or set RouteTableID in the cloud config), or run the CCM " +
+		fix: "Tag the cluster's route table kubernetes.io/cluster/<id>=owned and no other in the cluster's VPC (or set RouteTableID in the cloud config), or run the CCM " +
 			"with --configure-cloud-routes=false if the CNI needs no VPC routes. Near the quota, raise \"Routes per route table\" " +
 			"(Service Quotas vpc L-93826ACB, at most 1,000).",
 	},

@@ -3,6 +3,7 @@ package awschecks
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/routes"
 )
 
 // CloudRoutes says whether the CCM's route controller will run (the CCM
@@ -27,12 +29,12 @@ const (
 	CloudRoutesOff     CloudRoutes = "off"
 )
 
-// routeTables checks what the route controller needs: the route table named
-// by RouteTableID, else exactly one route table in the region carrying the
-// cluster tag (the route controller looks in the whole region, not only the
-// VPC, and refuses to choose between several); in cluster mode, also that
-// the Nodes' routes fit EC2's default quota of routes per table
-// (routequota.go).
+// routeTables checks what the route controller needs: the route table it
+// will manage, found by the CCM's own code (routes.FindTable) as the CCM
+// will look for it: RouteTableID, else exactly one route table in the
+// cluster's VPC carrying the cluster tag (either form), with the same
+// errors; in cluster mode, also that the Nodes' routes fit EC2's default
+// quota of routes per table (routequota.go).
 func (r *runner) routeTables(ctx context.Context) preflight.Result {
 	if r.in.CloudRoutes == CloudRoutesOff {
 		return preflight.Pass("cloud routes are off: the CCM needs no route table")
@@ -43,85 +45,106 @@ func (r *runner) routeTables(ctx context.Context) preflight.Result {
 		fail = preflight.Warn
 		unknownNote = " (this matters only if the CCM configures cloud routes: pass --cloud-routes=on|off to say; control-plane-kcm-cloud-routes tells what kube-controller-manager does today)"
 	}
-	if cc := r.in.CloudConfig; cc != nil && cc.Global.RouteTableID != "" {
-		return r.configuredRouteTable(ctx, cc.Global.RouteTableID, fail, unknownNote)
-	}
 	set, err := r.instances(ctx)
 	if err != nil {
 		return describeFailed(err)
 	}
-	id := r.cluster(set).id
-	if id == "" {
+	env := routes.Env{ClusterID: r.cluster(set).id}
+	if cc := r.in.CloudConfig; cc != nil {
+		env.RouteTableID = cc.Global.RouteTableID
+	}
+	if env.RouteTableID == "" && env.ClusterID == "" {
 		return preflight.Skip("the cluster ID is not known")
 	}
-	// One listing of the tagged tables, region-wide as the route controller
-	// looks; the legacy tag is matched on its value here.
-	tagged, err := r.describeRouteTables(ctx, ec2types.Filter{Name: aws.String("tag-key"), Values: []string{clustertag.Key(id), clustertag.LegacyKey}})
-	if err != nil {
+	vpc, from, vpcs := r.ccmVPC(set)
+	switch {
+	case len(vpcs) > 1:
+		return fail("set VPC in [Global] of the cloud config to the VPC of the cluster's route table",
+			"the CCM looks for the route table only in its own VPC (VPC in the cloud config, else its instance's), and %s are in %d VPCs: %s%s",
+			strings.TrimPrefix(from, "from "), len(vpcs), strings.Join(vpcs, ", "), unknownNote)
+	case vpc == "":
+		return preflight.Skip("the cluster's VPC is not known (no VPC in the cloud config and no live instance to read it from); the CCM looks for the route table only there")
+	}
+	env.VPCID = vpc
+	rt, err := routes.FindTable(ctx, r.ec2.DescribeRouteTables, env)
+	if tableErr := (*routes.TableError)(nil); errors.As(err, &tableErr) {
+		return r.routeTableProblem(ctx, set, tableErr, fail, unknownNote)
+	} else if err != nil {
 		return describeRouteTablesFailed(err)
 	}
-	tagged = slices.DeleteFunc(tagged, func(rt ec2types.RouteTable) bool { return !clustertag.Has(tags(rt.Tags), id) })
-	names := make([]string, len(tagged))
-	for i, rt := range tagged {
-		names[i] = fmt.Sprintf("%s (%s)", aws.ToString(rt.RouteTableId), aws.ToString(rt.VpcId))
-	}
-	switch len(tagged) {
-	case 1:
-		res, note, ok := r.routeQuota(tagged[0])
-		if !ok {
-			return res
-		}
-		return preflight.Pass("route table %s carries the cluster tag %s%s%s", names[0], clustertag.Prefix, id, note)
-	case 0:
-		return fail(r.tagRouteTableFix(ctx, set, id),
-			"no route table in the region carries the cluster tag %s%s (or %s=%s): the route controller would fail with \"unable to find route table for AWS cluster\"%s",
-			clustertag.Prefix, id, clustertag.LegacyKey, id, unknownNote)
-	default:
-		return fail(fmt.Sprintf("set RouteTableID in [Global] of the cloud config to the table the cluster's node routes belong in, or remove the cluster tag from the others (aws ec2 delete-tags --resources <rtb-id> --tags Key=%s%s)", clustertag.Prefix, id),
-			"%d route tables carry the cluster tag %s%s: %s; the route controller refuses to choose between them%s",
-			len(tagged), clustertag.Prefix, id, short(names), unknownNote)
-	}
-}
-
-// configuredRouteTable checks the table the cloud config names.
-func (r *runner) configuredRouteTable(ctx context.Context, rtb string, fail func(string, string, ...any) preflight.Result, note string) preflight.Result {
-	found, err := r.describeRouteTables(ctx, ec2types.Filter{Name: aws.String("route-table-id"), Values: []string{rtb}})
-	if err != nil {
-		return describeRouteTablesFailed(err)
-	}
-	if len(found) == 0 {
-		return fail("set RouteTableID in [Global] of the cloud config to an existing route table (aws ec2 describe-route-tables)",
-			"the cloud config's RouteTableID %s does not exist in this account and region%s", rtb, note)
-	}
-	vpc := aws.ToString(found[0].VpcId)
-	if cc := r.in.CloudConfig; cc.Global.VPC != "" && cc.Global.VPC != vpc {
-		return fail(fmt.Sprintf("set RouteTableID to a route table of %s, or VPC to %s", cc.Global.VPC, vpc),
-			"the cloud config's RouteTableID %s belongs to %s, not to its VPC %s%s", rtb, vpc, cc.Global.VPC, note)
-	}
-	res, quota, ok := r.routeQuota(found[0])
+	res, quota, ok := r.routeQuota(rt)
 	if !ok {
 		return res
 	}
-	return preflight.Pass("the cloud config's RouteTableID %s exists (%s)%s", rtb, vpc, quota)
+	if env.RouteTableID != "" {
+		return preflight.Pass("the cloud config's RouteTableID %s is in the cluster's VPC %s (%s)%s", env.RouteTableID, vpc, from, quota)
+	}
+	tag := clustertag.Key(env.ClusterID)
+	if _, ok := tags(rt.Tags)[tag]; !ok {
+		tag = clustertag.LegacyKey + "=" + env.ClusterID
+	}
+	return preflight.Pass("route table %s is the only one in the cluster's VPC %s (%s) with the cluster tag %s%s", aws.ToString(rt.RouteTableId), vpc, from, tag, quota)
 }
 
-// tagRouteTableFix names the tables to tag: those the cluster's subnets use
-// (their explicit associations, else their VPC's main table).
-func (r *runner) tagRouteTableFix(ctx context.Context, set *instanceSet, id string) string {
-	generic := fmt.Sprintf("tag the route table of the cluster's subnets: aws ec2 create-tags --resources <rtb-id> --tags Key=%s%s,Value=owned (or set RouteTableID in the cloud config)", clustertag.Prefix, id)
-	var subnets, vpcs []string
-	for _, in := range set.live() {
-		if s := aws.ToString(in.SubnetId); s != "" && !slices.Contains(subnets, s) {
-			subnets = append(subnets, s)
-		}
+// ccmVPC is the VPC the CCM will look for the route table in: VPC in the
+// cloud config, else the VPC of the instance it runs on (from IMDS), which
+// is one of the control-plane instances; without those, the cluster's
+// instances'. vpcs lists the VPCs seen when there are several (vpc is then
+// empty); from says where the VPC comes from ("from the cloud config").
+func (r *runner) ccmVPC(set *instanceSet) (vpc, from string, vpcs []string) {
+	if cc := r.in.CloudConfig; cc != nil && cc.Global.VPC != "" {
+		return cc.Global.VPC, "from the cloud config", nil
+	}
+	var live []ec2types.Instance
+	from = "from the control-plane instances"
+	if len(r.in.ControlPlaneInstanceIDs) > 0 {
+		live = set.live(r.in.ControlPlaneInstanceIDs...)
+	}
+	if len(live) == 0 {
+		live, from = set.live(), "from the cluster's instances"
+	}
+	for _, in := range live {
 		if v := aws.ToString(in.VpcId); v != "" && !slices.Contains(vpcs, v) {
 			vpcs = append(vpcs, v)
 		}
 	}
-	if len(vpcs) == 0 {
+	if len(vpcs) == 1 {
+		return vpcs[0], from, vpcs
+	}
+	return "", from, vpcs
+}
+
+// routeTableProblem is the result when the CCM would find no route table to
+// manage: its own error's first line, quoted, and the fix.
+func (r *runner) routeTableProblem(ctx context.Context, set *instanceSet, e *routes.TableError, fail func(string, string, ...any) preflight.Result, note string) preflight.Result {
+	said, ccmFix, _ := strings.Cut(e.Error(), "\nfix: ")
+	id := e.Env.ClusterID
+	fix := ccmFix
+	switch e.Problem {
+	case routes.NoTaggedTable:
+		fix = r.tagRouteTableFix(ctx, set, e.Env.VPCID, id)
+	case routes.SeveralTaggedTables:
+		fix = fmt.Sprintf("set RouteTableID in [Global] of the cloud config to the table the cluster's node routes belong in, or remove the cluster tag from the others "+
+			"(aws ec2 delete-tags --resources <rtb-id> --tags Key=%s%s, or Key=%s for the legacy tag)", clustertag.Prefix, id, clustertag.LegacyKey)
+	}
+	return fail(fix, "the CCM's route controller would fail every sync with %q and route nothing%s", said, note)
+}
+
+// tagRouteTableFix names the tables of vpc to tag: those the cluster's
+// subnets there use (their explicit associations, else the VPC's main
+// table).
+func (r *runner) tagRouteTableFix(ctx context.Context, set *instanceSet, vpc, id string) string {
+	generic := fmt.Sprintf("tag the route table of the cluster's subnets in %s: aws ec2 create-tags --resources <rtb-id> --tags Key=%s%s,Value=owned (or set RouteTableID in the cloud config)", vpc, clustertag.Prefix, id)
+	var subnets []string
+	for _, in := range set.live() {
+		if s := aws.ToString(in.SubnetId); s != "" && aws.ToString(in.VpcId) == vpc && !slices.Contains(subnets, s) {
+			subnets = append(subnets, s)
+		}
+	}
+	if len(subnets) == 0 {
 		return generic
 	}
-	tables, err := r.describeRouteTables(ctx, ec2types.Filter{Name: aws.String("vpc-id"), Values: vpcs})
+	tables, err := r.describeRouteTables(ctx, ec2types.Filter{Name: aws.String("vpc-id"), Values: []string{vpc}})
 	if err != nil {
 		return generic
 	}

@@ -5,7 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/routes"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -20,6 +24,7 @@ func TestRouteTables(t *testing.T) {
 		fixture func(*awsemu.Fixture)
 		routes  CloudRoutes
 		cc      *cloudconfig.Global
+		input   func(*Input)
 		status  preflight.Status
 		text    []string
 		calls   int // DescribeRouteTables calls
@@ -27,22 +32,37 @@ func TestRouteTables(t *testing.T) {
 		{name: "cloud routes off", routes: CloudRoutesOff, fixture: untag, status: pass,
 			text: []string{"cloud routes are off: the CCM needs no route table"}, calls: 0},
 		{name: "one tagged table", routes: CloudRoutesOn, status: pass,
-			text: []string{"route table " + demoRTB + " (" + demoVPC + ") carries the cluster tag kubernetes.io/cluster/demo"}, calls: 1},
+			text: []string{"route table " + demoRTB + " is the only one in the cluster's VPC " + demoVPC +
+				" (from the control-plane instances) with the cluster tag kubernetes.io/cluster/demo"}, calls: 1},
 		{name: "legacy tag", routes: CloudRoutesOn, status: pass,
 			fixture: func(f *awsemu.Fixture) {
 				untag(f)
 				f.RouteTables[0].Tags["KubernetesCluster"] = "demo"
 			},
-			text: []string{"route table " + demoRTB}, calls: 1},
+			text: []string{"route table " + demoRTB + " is the only one", "with the cluster tag KubernetesCluster=demo"}, calls: 1},
 		{name: "legacy tag of another cluster does not count", routes: CloudRoutesOn, status: fail,
 			fixture: func(f *awsemu.Fixture) {
 				untag(f)
 				f.RouteTables[0].Tags["KubernetesCluster"] = "old"
 			},
-			text: []string{"no route table in the region carries the cluster tag"}, calls: 2},
-		{name: "untagged, cloud routes on: the fix names the subnets' main table", routes: CloudRoutesOn, fixture: untag, status: fail,
-			text: []string{`"unable to find route table for AWS cluster"`,
+			text: []string{"no route table in VPC " + demoVPC + " carries the cluster tag"}, calls: 2},
+		{name: "untagged, cloud routes on: the CCM's error, and the fix names the subnets' main table", routes: CloudRoutesOn, fixture: untag, status: fail,
+			text: []string{`the CCM's route controller would fail every sync with "` + ccmSays(routes.NoTaggedTable, "") + `"`,
 				"aws ec2 create-tags --resources " + demoRTB + " --tags Key=kubernetes.io/cluster/demo,Value=owned"}, calls: 2},
+		{name: "only a table of another VPC is tagged: the CCM does not look there", routes: CloudRoutesOn, status: fail,
+			fixture: func(f *awsemu.Fixture) {
+				untag(f)
+				f.VPCs = append(f.VPCs, awsemu.VPC{ID: otherVPC.VPCID, CIDR: "10.9.0.0/16"})
+				f.RouteTables = append(f.RouteTables, otherVPC)
+			},
+			text: []string{ccmSays(routes.NoTaggedTable, ""), "aws ec2 create-tags --resources " + demoRTB}, calls: 2},
+		{name: "the cloud config's VPC is where the CCM looks", routes: CloudRoutesOn, status: pass, cc: &cloudconfig.Global{VPC: otherVPC.VPCID},
+			fixture: func(f *awsemu.Fixture) {
+				untag(f)
+				f.VPCs = append(f.VPCs, awsemu.VPC{ID: otherVPC.VPCID, CIDR: "10.9.0.0/16"})
+				f.RouteTables = append(f.RouteTables, otherVPC)
+			},
+			text: []string{"route table rtb-0other00000000001 is the only one in the cluster's VPC vpc-0other00000000001 (from the cloud config)"}, calls: 1},
 		{name: "untagged, cloud routes unknown: a warning that says when it matters", fixture: untag, status: warn,
 			text: []string{"pass --cloud-routes=on|off"}, calls: 2},
 		{name: "untagged, a subnet with its own table", routes: CloudRoutesOn, status: fail,
@@ -52,23 +72,49 @@ func TestRouteTables(t *testing.T) {
 				f.RouteTables = append(f.RouteTables, awsemu.RouteTable{ID: "rtb-0demo00000000000c", VPCID: demoVPC, SubnetIDs: []string{subnetC}})
 			},
 			text: []string{"the cluster's subnets use 2 route tables (" + demoRTB + ", rtb-0demo00000000000c) but the route controller manages one"}, calls: 2},
-		{name: "two tagged tables in the region", routes: CloudRoutesOn, status: fail,
+		{name: "a tagged table in another VPC of the region does not count", routes: CloudRoutesOn, status: pass,
 			fixture: func(f *awsemu.Fixture) {
 				f.VPCs = append(f.VPCs, awsemu.VPC{ID: otherVPC.VPCID, CIDR: "10.9.0.0/16"})
 				f.RouteTables = append(f.RouteTables, otherVPC)
 			},
-			text: []string{"2 route tables carry the cluster tag kubernetes.io/cluster/demo: " + demoRTB + " (" + demoVPC + "), rtb-0other00000000001 (vpc-0other00000000001)",
-				"set RouteTableID"}, calls: 1},
+			text: []string{"route table " + demoRTB + " is the only one in the cluster's VPC " + demoVPC}, calls: 1},
+		{name: "two tagged tables in the VPC", routes: CloudRoutesOn, status: fail,
+			fixture: func(f *awsemu.Fixture) {
+				f.RouteTables = append(f.RouteTables, awsemu.RouteTable{ID: "rtb-0demo00000000000c", VPCID: demoVPC, Tags: map[string]string{"KubernetesCluster": "demo"}})
+			},
+			text: []string{ccmSays(routes.SeveralTaggedTables, "", demoRTB, "rtb-0demo00000000000c"), "set RouteTableID",
+				"aws ec2 delete-tags --resources <rtb-id> --tags Key=kubernetes.io/cluster/demo, or Key=KubernetesCluster"}, calls: 1},
+		{name: "no control plane known, instances in several VPCs", routes: CloudRoutesOn, status: fail,
+			fixture: func(f *awsemu.Fixture) {
+				f.VPCs = append(f.VPCs, awsemu.VPC{ID: otherVPC.VPCID, CIDR: "10.9.0.0/16"})
+				f.Subnets = append(f.Subnets, awsemu.Subnet{ID: "subnet-0other0000000001", VPCID: otherVPC.VPCID, CIDR: "10.9.1.0/24", AvailabilityZone: "us-east-1a"})
+				f.Instances = append(f.Instances, awsemu.Instance{ID: instanceID(1), Type: "t3.micro", SubnetID: "subnet-0other0000000001", PrivateIP: "10.9.1.10",
+					Tags: map[string]string{"kubernetes.io/cluster/demo": "owned"}})
+			},
+			input: func(in *Input) {
+				in.InstanceIDs, in.ControlPlaneInstanceIDs = append(in.InstanceIDs, instanceID(1)), nil
+			},
+			text: []string{"the cluster's instances are in 2 VPCs: " + demoVPC + ", " + otherVPC.VPCID, "set VPC in [Global] of the cloud config"}, calls: 0},
+		{name: "the control plane's VPC is where the CCM looks", routes: CloudRoutesOn, status: pass,
+			fixture: func(f *awsemu.Fixture) {
+				f.VPCs = append(f.VPCs, awsemu.VPC{ID: otherVPC.VPCID, CIDR: "10.9.0.0/16"})
+				f.Subnets = append(f.Subnets, awsemu.Subnet{ID: "subnet-0other0000000001", VPCID: otherVPC.VPCID, CIDR: "10.9.1.0/24", AvailabilityZone: "us-east-1a"})
+				f.Instances = append(f.Instances, awsemu.Instance{ID: instanceID(1), Type: "t3.micro", SubnetID: "subnet-0other0000000001", PrivateIP: "10.9.1.10",
+					Tags: map[string]string{"kubernetes.io/cluster/demo": "owned"}})
+			},
+			input: func(in *Input) { in.InstanceIDs = append(in.InstanceIDs, instanceID(1)) },
+			text:  []string{"route table " + demoRTB + " is the only one in the cluster's VPC " + demoVPC + " (from the control-plane instances)"}, calls: 1},
 		{name: "RouteTableID exists", routes: CloudRoutesOn, fixture: untag, cc: &cloudconfig.Global{RouteTableID: demoRTB, VPC: demoVPC}, status: pass,
-			text: []string{"the cloud config's RouteTableID " + demoRTB + " exists (" + demoVPC + ")"}, calls: 1},
+			text: []string{"the cloud config's RouteTableID " + demoRTB + " is in the cluster's VPC " + demoVPC + " (from the cloud config)"}, calls: 1},
 		{name: "RouteTableID missing", routes: CloudRoutesOn, cc: &cloudconfig.Global{RouteTableID: "rtb-0nothere000000001"}, status: fail,
-			text: []string{"RouteTableID rtb-0nothere000000001 does not exist"}, calls: 1},
+			text: []string{ccmSays(routes.ConfiguredTableMissing, "rtb-0nothere000000001")}, calls: 1},
 		{name: "RouteTableID of another VPC", routes: CloudRoutesOn, cc: &cloudconfig.Global{RouteTableID: "rtb-0other00000000001", VPC: demoVPC},
 			fixture: func(f *awsemu.Fixture) {
 				f.VPCs = append(f.VPCs, awsemu.VPC{ID: otherVPC.VPCID, CIDR: "10.9.0.0/16"})
 				f.RouteTables = append(f.RouteTables, otherVPC)
 			},
-			status: fail, text: []string{"RouteTableID rtb-0other00000000001 belongs to vpc-0other00000000001, not to its VPC " + demoVPC}, calls: 1},
+			status: fail, text: []string{"route table rtb-0other00000000001 (RouteTableID in the cloud config) is in VPC vpc-0other00000000001, not in the cluster's VPC " + demoVPC,
+				"set RouteTableID in [Global] of the cloud config to a route table of VPC " + demoVPC}, calls: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,6 +123,9 @@ func TestRouteTables(t *testing.T) {
 			in.CloudRoutes = tc.routes
 			if tc.cc != nil {
 				in.CloudConfig = &cloudconfig.Config{Global: *tc.cc}
+			}
+			if tc.input != nil {
+				tc.input(&in)
 			}
 			f := run(t, in)[IDRouteTables]
 			if f.Status != tc.status {
@@ -92,6 +141,17 @@ func TestRouteTables(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ccmSays is the first line of the error the CCM's routes give for the
+// demo cluster in the demo VPC: what preflight must quote.
+func ccmSays(p routes.TableProblem, routeTableID string, tables ...string) string {
+	e := &routes.TableError{Problem: p, Env: routes.Env{VPCID: demoVPC, ClusterID: "demo", RouteTableID: routeTableID}}
+	for _, id := range tables {
+		e.Tables = append(e.Tables, ec2types.RouteTable{RouteTableId: aws.String(id), VpcId: aws.String(demoVPC)})
+	}
+	said, _, _ := strings.Cut(e.Error(), "\n")
+	return said
 }
 
 // podCIDRs returns n Nodes' pod CIDRs 10.244.<i>.0/24 (none for the
@@ -127,7 +187,7 @@ func TestRouteQuota(t *testing.T) {
 		text    []string
 	}{
 		{name: "node mode: not counted", nodes: nil, status: pass,
-			text: []string{"carries the cluster tag kubernetes.io/cluster/demo"}},
+			text: []string{"with the cluster tag kubernetes.io/cluster/demo"}},
 		{name: "small cluster", nodes: podCIDRs(3, 3), status: pass,
 			text: []string{"it will hold 4 routes of EC2's default quota of 50: 3 for the pod CIDRs of the cluster's 3 Nodes and 1 other routes"}},
 		{name: "a Node's existing route is not counted twice", nodes: podCIDRs(3, 3), fixture: withRoutes("10.244.0.0/24", "192.168.0.0/16"), status: pass,
@@ -145,7 +205,7 @@ func TestRouteQuota(t *testing.T) {
 		{name: "RouteTableID past the quota", nodes: podCIDRs(60, 60), cc: &cloudconfig.Global{RouteTableID: demoRTB}, status: warn,
 			text: []string{"will need 61 routes"}},
 		{name: "RouteTableID small cluster", nodes: podCIDRs(2, 2), cc: &cloudconfig.Global{RouteTableID: demoRTB}, status: pass,
-			text: []string{"RouteTableID " + demoRTB + " exists (" + demoVPC + "); it will hold 3 routes"}},
+			text: []string{"RouteTableID " + demoRTB + " is in the cluster's VPC " + demoVPC + " (from the control-plane instances); it will hold 3 routes"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
