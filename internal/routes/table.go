@@ -54,8 +54,8 @@ type table struct {
 	routes map[netip.Prefix]route
 }
 
-// counted is how many routes the "Routes per route table" quota counts:
-// the non-propagated ones besides the VPC-local route.
+// counted is how many routes of the table the "Routes per route table"
+// quota counts (QuotaCounted: the table holds only CIDR routes).
 func (t *table) counted() int {
 	n := 0
 	for _, r := range t.routes {
@@ -84,6 +84,16 @@ func destination(r ec2types.Route) (netip.Prefix, bool) {
 		return netip.Prefix{}, false
 	}
 	return p.Masked(), true
+}
+
+// QuotaCounted reports whether r counts towards EC2's quota "Routes per
+// route table" as the routes count it (to tell when a full table has room
+// again): a route to a CIDR that is neither the VPC-local route nor
+// propagated (propagated routes have a quota of their own). Preflight's
+// route quota check counts with it too.
+func QuotaCounted(r ec2types.Route) bool {
+	_, ok := destination(r)
+	return ok && !fixed(r)
 }
 
 // FindTable reads the route table the routes of env manage, exactly as the

@@ -8,6 +8,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
+	"github.com/awsccmctl/awsccmctl/internal/routes"
 )
 
 // EC2's quota "Routes per route table" (Service Quotas: service vpc, quota
@@ -42,13 +43,16 @@ func (r *runner) routeQuota(table ec2types.RouteTable) (res preflight.Result, no
 	other := 0
 	for _, rt := range table.Routes {
 		dest := aws.ToString(rt.DestinationCidrBlock) + aws.ToString(rt.DestinationIpv6CidrBlock)
-		if aws.ToString(rt.GatewayId) == "local" || dest == "" || slices.Contains(podCIDRs, dest) {
-			continue // not counted, or one of the Nodes' routes (counted in needed)
+		// Counted as the CCM counts (not the VPC-local route, propagated
+		// routes or prefix lists), except the Nodes' own routes, which
+		// needed counts.
+		if !routes.QuotaCounted(rt) || slices.Contains(podCIDRs, dest) {
+			continue
 		}
 		other++
 	}
 	total, id := needed+other, aws.ToString(table.RouteTableId)
-	counts := fmt.Sprintf("%d for the pod CIDRs of the cluster's %d Nodes and %d other routes already in it (the VPC-local route not counted)",
+	counts := fmt.Sprintf("%d for the pod CIDRs of the cluster's %d Nodes and %d other routes already in it (the VPC-local route and propagated routes not counted)",
 		needed, len(r.in.NodePodCIDRs), other)
 	if total+routeQuotaMargin <= routeQuotaDefault {
 		return preflight.Result{}, fmt.Sprintf("; it will hold %d routes of EC2's default quota of %d: %s", total, routeQuotaDefault, counts), true

@@ -233,3 +233,28 @@ func TestRouteQuota(t *testing.T) {
 		})
 	}
 }
+
+// TestRouteQuotaCountsAsTheCCM: the quota check leaves out what the CCM's
+// routes leave out when they count a table (routes.QuotaCounted): the
+// VPC-local route and propagated routes, which have a quota of their own.
+func TestRouteQuotaCountsAsTheCCM(t *testing.T) {
+	route := func(dest, gateway string, origin ec2types.RouteOrigin) ec2types.Route {
+		return ec2types.Route{DestinationCidrBlock: aws.String(dest), GatewayId: aws.String(gateway), Origin: origin}
+	}
+	table := ec2types.RouteTable{RouteTableId: aws.String(demoRTB), Routes: []ec2types.Route{
+		route("10.0.0.0/16", "local", ec2types.RouteOriginCreateRouteTable),
+		route("0.0.0.0/0", "igw-0demo000000000001", ec2types.RouteOriginCreateRoute),
+		route("172.16.0.0/12", "vgw-0demo000000000001", ec2types.RouteOriginEnableVgwRoutePropagation),
+		route("192.168.0.0/16", "vgw-0demo000000000001", ec2types.RouteOriginEnableVgwRoutePropagation),
+	}}
+	r := &runner{in: Input{NodePodCIDRs: podCIDRs(2, 2)}}
+	_, note, ok := r.routeQuota(table)
+	if !ok {
+		t.Fatalf("routeQuota warned")
+	}
+	want := "it will hold 3 routes of EC2's default quota of 50: 2 for the pod CIDRs of the cluster's 2 Nodes and 1 other routes already in it " +
+		"(the VPC-local route and propagated routes not counted)"
+	if !strings.Contains(note, want) {
+		t.Errorf("note = %q, want %q", note, want)
+	}
+}
