@@ -10,11 +10,20 @@ import (
 	genericcontrollermanager "k8s.io/controller-manager/app"
 )
 
-// checkRouteFlags refuses to start when the route controller would run
-// without cluster CIDRs. k8s.io/cloud-provider starts it whenever
-// --configure-cloud-routes is true (its default) and the provider offers
-// routes, and it then exits with "invalid CIDR[0]" on an empty
-// --cluster-cidr; this names both flags and the choice instead.
+// checkRouteFlags refuses to start when the route controller is enabled
+// and --configure-cloud-routes is true (its default) but --cluster-cidr is
+// empty. Without the cluster CIDRs no route could be told to be the
+// controller's, so the provider offers no routes (pkg/awscloud/routes.go:
+// Routes() returns false), and k8s.io/cloud-provider (app/core.go,
+// startRouteController) then only logs the warning "--configure-cloud-routes
+// is set, but cloud provider does not support routes. Will not configure
+// cloud provider routes." and starts no route controller. The CCM would run
+// and route nothing: pod CIDRs stay unrouted, no Node is marked
+// NetworkUnavailable (that is the route controller's job) and the one trace
+// is a warning that blames the provider. A cluster that needs cloud routes
+// (kubenet) would break silently, and one that does not would keep a
+// misleading warning; refusing names both flags and makes the choice
+// explicit.
 func checkRouteFlags(c *cloudcontrollerconfig.CompletedConfig) error {
 	shared := c.ComponentConfig.KubeCloudShared
 	enabled := genericcontrollermanager.IsControllerEnabled(names.NodeRouteController, app.ControllersDisabledByDefault, c.ComponentConfig.Generic.Controllers)
