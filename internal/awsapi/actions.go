@@ -52,6 +52,12 @@ type Action struct {
 	// with requests that need not carry it (the Service's additional
 	// tags are added alone, changed ones too).
 	Retags bool
+	// LegacyTagOn is, for a ScopeResourceTag change the code also makes on
+	// resources identified by the legacy tag KubernetesCluster=<id> alone
+	// (the in-tree provider accepted it), the ARN pattern of those
+	// resources: the least-privilege policy also grants the action there
+	// when the resource carries that tag, in a statement of its own.
+	LegacyTagOn string
 	// Untags is true for an action that removes tags: the least-privilege
 	// grant requires the request to name the keys and none may be a
 	// cluster tag, so the grant cannot strip a resource of what makes it
@@ -94,6 +100,9 @@ func iamPrefix(service string) string {
 		return strings.ToLower(service)
 	}
 }
+
+// routeTableARNs are every route table, in every partition.
+const routeTableARNs = "arn:*:ec2:*:*:route-table/*"
 
 // registry lists every AWS action the code can call. Adding a call to the
 // code without adding it here makes the call fail (guard middleware) and the
@@ -213,14 +222,16 @@ var registry = []Action{
 		Why: "set preserve_client_ip and proxy_protocol_v2 when they differ"},
 	// Routes (internal/routes): the route controller's routes to Nodes' pod
 	// CIDRs. IAM authorizes the route calls on the route table only, so the
-	// least-privilege policy needs the table to carry the cluster tag: the
-	// one found by tag does; a table named by RouteTableID must be tagged
-	// too. Instances carry the tag already (nodes are found by it).
-	{Service: ServiceEC2, Operation: "CreateRoute", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
-		Why: "routes: route a Node's pod CIDR to its instance (the route table must carry the cluster tag under the least-privilege policy, also when RouteTableID names it)"},
-	{Service: ServiceEC2, Operation: "ReplaceRoute", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
+	// least-privilege policy needs the table to carry a cluster tag: the
+	// one found by tag does, with either key (the legacy
+	// KubernetesCluster=<id> is granted on route tables, LegacyTagOn); a
+	// table named by RouteTableID must be tagged too. Instances carry the
+	// tag already (nodes are found by it).
+	{Service: ServiceEC2, Operation: "CreateRoute", Mutating: true, Scope: ScopeResourceTag, LegacyTagOn: routeTableARNs, Components: []string{ComponentCCM},
+		Why: "routes: route a Node's pod CIDR to its instance (the route table must carry the cluster tag, or the legacy KubernetesCluster=<id>, under the least-privilege policy, also when RouteTableID names it)"},
+	{Service: ServiceEC2, Operation: "ReplaceRoute", Mutating: true, Scope: ScopeResourceTag, LegacyTagOn: routeTableARNs, Components: []string{ComponentCCM},
 		Why: "routes: point a Node's pod CIDR route that targets something else (or a blackhole) at the Node's instance"},
-	{Service: ServiceEC2, Operation: "DeleteRoute", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
+	{Service: ServiceEC2, Operation: "DeleteRoute", Mutating: true, Scope: ScopeResourceTag, LegacyTagOn: routeTableARNs, Components: []string{ComponentCCM},
 		Why: "routes: remove the route of a deleted Node or a changed pod CIDR"},
 	{Service: ServiceEC2, Operation: "ModifyInstanceAttribute", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
 		Why: "routes: turn the source/destination check off on a route's target instance, so it accepts traffic for its pods (only SourceDestCheck is changed)"},

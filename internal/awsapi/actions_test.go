@@ -43,6 +43,8 @@ func TestRegistryIsWellFormed(t *testing.T) {
 			t.Errorf("%s reads, so it takes no Scope and no Unscoped", key)
 		case a.Mutating && a.Scope == ScopeNone && a.Unscoped == "":
 			t.Errorf("%s changes AWS: give it a Scope, or say in Unscoped why IAM cannot limit it to the cluster", key)
+		case a.LegacyTagOn != "" && a.Scope != ScopeResourceTag:
+			t.Errorf("%s: LegacyTagOn grants changes of legacy-tagged resources, so it needs Scope ScopeResourceTag", key)
 		}
 	}
 	if !Registered(ServiceEC2, "DescribeInstances") || Registered(ServiceEC2, "TerminateInstances") {

@@ -42,8 +42,9 @@ func Policy(component string) PolicyDocument {
 // LeastPrivilegePolicy grants the same actions as Policy, but the mutating
 // ones only on the cluster's resources: creations must tag what they create
 // kubernetes.io/cluster/<clusterID>=owned, changes (tagging included) need
-// a resource carrying that tag. Mutating actions IAM cannot scope keep Resource "*" in a
-// statement of their own.
+// a resource carrying that tag (or, for the actions with LegacyTagOn, a
+// resource of that pattern tagged KubernetesCluster=<clusterID>). Mutating
+// actions IAM cannot scope keep Resource "*" in a statement of their own.
 func LeastPrivilegePolicy(component, clusterID string) PolicyDocument {
 	return leastPrivilege(Actions(component), clusterID)
 }
@@ -108,6 +109,21 @@ func leastPrivilege(actions []Action, clusterID string) PolicyDocument {
 		"ForAllValues:StringNotLike":   {"aws:TagKeys": clustertag.Prefix + "*"},
 		"ForAllValues:StringNotEquals": {"aws:TagKeys": clustertag.LegacyKey},
 	})
+	// Resources the code also changes when only the legacy tag
+	// KubernetesCluster=<id> makes them the cluster's (a route table the
+	// in-tree provider found by it): granted on those resources when they
+	// carry it. Not Resource "*": the legacy tag on other resources grants
+	// nothing.
+	legacy := map[string][]Action{}
+	for _, a := range changes {
+		if a.LegacyTagOn != "" {
+			legacy[a.LegacyTagOn] = append(legacy[a.LegacyTagOn], a)
+		}
+	}
+	for _, res := range slices.Sorted(maps.Keys(legacy)) {
+		doc.Statement = append(doc.Statement, Statement{Sid: "ChangeTheClustersLegacyTaggedResources", Effect: "Allow", Action: iamActions(legacy[res]),
+			Resource: res, Condition: Conditions{"StringEquals": {"aws:ResourceTag/" + clustertag.LegacyKey: clusterID}}})
+	}
 	add("CannotBeScopedByTag", unscoped, nil)
 	return doc
 }

@@ -111,6 +111,16 @@ func TestGeneratedLeastPrivilegePolicy(t *testing.T) {
 		{"tags on an untagged resource", "elasticloadbalancing:AddTags", "*", []iamtypes.ContextEntry{entry("aws:RequestTag/team", "a")}, false},
 		{"security group in a VPC", "ec2:CreateSecurityGroup", "arn:aws:ec2:us-east-1:123456789012:vpc/vpc-1", nil, true},
 		{"untagged security group", "ec2:CreateSecurityGroup", "arn:aws:ec2:us-east-1:123456789012:security-group/*", nil, false},
+		{"route in a route table tagged KubernetesCluster=demo alone", "ec2:CreateRoute", "arn:aws:ec2:us-east-1:123456789012:route-table/rtb-1",
+			[]iamtypes.ContextEntry{entry("aws:ResourceTag/KubernetesCluster", "demo")}, true},
+		{"route replaced in a legacy-tagged table", "ec2:ReplaceRoute", "arn:aws:ec2:us-east-1:123456789012:route-table/rtb-1",
+			[]iamtypes.ContextEntry{entry("aws:ResourceTag/KubernetesCluster", "demo")}, true},
+		{"route deleted from a legacy-tagged table", "ec2:DeleteRoute", "arn:aws:ec2:us-east-1:123456789012:route-table/rtb-1",
+			[]iamtypes.ContextEntry{entry("aws:ResourceTag/KubernetesCluster", "demo")}, true},
+		{"route in a table of another cluster's legacy tag", "ec2:CreateRoute", "arn:aws:ec2:us-east-1:123456789012:route-table/rtb-1",
+			[]iamtypes.ContextEntry{entry("aws:ResourceTag/KubernetesCluster", "other")}, false},
+		{"the legacy tag grants nothing but routes", "ec2:ModifyInstanceAttribute", "arn:aws:ec2:us-east-1:123456789012:instance/i-1",
+			[]iamtypes.ContextEntry{entry("aws:ResourceTag/KubernetesCluster", "demo")}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,5 +135,21 @@ func TestGeneratedLeastPrivilegePolicy(t *testing.T) {
 				t.Errorf("%s allowed = %t, want %t\n%s", tc.action, got, tc.allowed, doc)
 			}
 		})
+	}
+}
+
+// TestGeneratedPoliciesHaveUniqueSids: IAM wants every statement's Sid to
+// be unique within a policy.
+func TestGeneratedPoliciesHaveUniqueSids(t *testing.T) {
+	docs := GeneratedPolicies()
+	docs["least privilege, cluster demo"] = LeastPrivilegePolicy(ComponentCCM, "demo")
+	for name, doc := range docs {
+		seen := map[string]bool{}
+		for _, st := range doc.Statement {
+			if st.Sid != "" && seen[st.Sid] {
+				t.Errorf("%s: Sid %s appears twice", name, st.Sid)
+			}
+			seen[st.Sid] = true
+		}
 	}
 }

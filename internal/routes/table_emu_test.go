@@ -2,11 +2,13 @@ package routes
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -87,4 +89,41 @@ func TestTableDiscovery(t *testing.T) {
 			wantEq(t, "table", e.m.last.id, tc.wantTable)
 		})
 	}
+}
+
+// TestLegacyTaggedTableUnderLeastPrivilege: a route table identified by the
+// legacy tag KubernetesCluster=<id> alone is found, and the least-privilege
+// policy of iam/ lets the routes create, replace and delete routes in it
+// (the in-tree provider accepted that tag). A table named by RouteTableID
+// whose legacy tag names another cluster stays out of reach.
+func TestLegacyTaggedTableUnderLeastPrivilege(t *testing.T) {
+	legacyOnly := func(cluster string) func(*awsemu.Fixture) {
+		return func(f *awsemu.Fixture) {
+			f.RouteTables[0].Tags = map[string]string{"Name": "demo", "KubernetesCluster": cluster}
+			f.RouteTables[0].Routes = append(f.RouteTables[0].Routes, awsemu.Route{DestinationCIDR: "10.244.2.0/24", GatewayID: "igw-0demo000000000001"})
+		}
+	}
+	t.Run("legacy tag of this cluster", func(t *testing.T) {
+		e := newEmu(t, emuOptions{fixture: legacyOnly(emuCluster)})
+		a, b := e.node(emuA), e.node(emuB)
+		e.list()
+		e.mustCreate(a, "10.244.1.0/24") // CreateRoute
+		e.mustCreate(b, "10.244.2.0/24") // ReplaceRoute of the route to the gateway
+		if err := e.m.Delete(t.Context(), &cloudprovider.Route{DestinationCIDR: "10.244.1.0/24", TargetNode: typesNode(a)}); err != nil {
+			t.Fatalf("Delete: %v", err)
+		}
+		wantSlice(t, "table", e.routes(), []string{
+			"0.0.0.0/0->igw-0demo000000000001 active", "10.0.0.0/16->local active", "10.244.2.0/24->" + emuB + " active",
+		})
+		wantEq(t, "calls", fmt.Sprint(e.calls("CreateRoute", "ReplaceRoute", "DeleteRoute")), fmt.Sprint(map[string]int{"CreateRoute": 1, "ReplaceRoute": 1, "DeleteRoute": 1}))
+	})
+	t.Run("RouteTableID, legacy tag of another cluster", func(t *testing.T) {
+		e := newEmu(t, emuOptions{fixture: legacyOnly("other"), env: func(env *Env) { env.RouteTableID = emuTable }})
+		a := e.node(emuA)
+		e.list()
+		err := e.create(a, "10.244.1.0/24")
+		if err == nil || !strings.Contains(err.Error(), "UnauthorizedOperation") {
+			t.Fatalf("Create = %v, want UnauthorizedOperation", err)
+		}
+	})
 }
