@@ -30,9 +30,12 @@ func checkRouteFlags(c *cloudcontrollerconfig.CompletedConfig) error {
 	if !shared.ConfigureCloudRoutes || !enabled || strings.TrimSpace(shared.ClusterCIDR) != "" {
 		return nil
 	}
-	return errors.New("--configure-cloud-routes is true (its default) and the route controller is enabled, but --cluster-cidr is empty: " +
-		"the route controller needs the cluster's pod CIDRs to tell its routes from others\n" +
-		"fix: if pods get VPC addresses (the Amazon VPC CNI) or the CNI routes them itself (overlay), pass --configure-cloud-routes=false; " +
-		"if the VPC must route pod CIDRs to Nodes (kubenet and the like), pass --cluster-cidr=<the pod CIDRs, as kube-controller-manager's --cluster-cidr> " +
-		"and tag the route table (docs/routes.md)")
+	return errNoClusterCIDR
 }
+
+// errNoClusterCIDR is checkRouteFlags' refusal; docs/routes.md quotes it.
+var errNoClusterCIDR = errors.New("--configure-cloud-routes is true (its default) and the route controller is enabled, but --cluster-cidr is empty: " +
+	"the route controller needs the cluster's pod CIDRs to tell its routes from others\n" +
+	"fix: if pods get VPC addresses (the Amazon VPC CNI) or the CNI routes them itself (overlay), pass --configure-cloud-routes=false; " +
+	"if the VPC must route pod CIDRs to Nodes (kubenet and the like), pass --cluster-cidr=<the pod CIDRs, as kube-controller-manager's --cluster-cidr> " +
+	"and tag the route table (docs/routes.md)")
