@@ -80,8 +80,7 @@ func NewCommand(o Options) (*cobra.Command, error) {
 			o.OnCloudError(err)
 			return nil
 		}
-		// Each controller's client: a bounded number of requests in flight.
-		c.ClientBuilder = boundedClientBuilder{inner: c.ClientBuilder, max: MaxInFlightPerController}
+		configureControllers(c)
 		m := awsapi.NewMetrics(o.Registerer)
 		cloud, err := awscloud.New(context.Background(), awscloud.Config{
 			CloudConfigPath: shared.CloudConfigFile, Flags: flags, Metrics: m, ViewMetrics: instances.NewMetrics(o.Registerer),
