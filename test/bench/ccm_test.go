@@ -327,7 +327,8 @@ func (a apiRequests) String() string {
 
 // statusPassRE matches the node controller's per-pass line of the status
 // loop (k8s.io/cloud-provider's, in both binaries).
-var statusPassRE = regexp.MustCompile(`Update (\d+) nodes status took ([0-9.]+[a-zµ]+)`)
+// The duration is Go's: "812.5ms", or "1m0.5s" past a minute.
+var statusPassRE = regexp.MustCompile(`Update (\d+) nodes status took ((?:[0-9.]+[a-zµ]+)+)`)
 
 // logScan writes the CCM's output to a file and notes the status passes.
 type logScan struct {

@@ -132,6 +132,7 @@ type tracker struct {
 type nodeState struct {
 	init   bool
 	ready  corev1.ConditionStatus
+	routed bool      // NetworkUnavailable=False, reason RouteCreated (the route controller's)
 	seen   time.Time // the watch's first event of the Node: its registration
 	initAt time.Time // the first event that showed it initialized
 }
@@ -149,7 +150,7 @@ func startTracker(ctx context.Context, kube kubernetes.Interface) (*tracker, err
 				s = &nodeState{seen: now}
 				t.nodes[n.Name] = s
 			}
-			s.init, s.ready = initialized(n), readyStatus(n)
+			s.init, s.ready, s.routed = initialized(n), readyStatus(n), routed(n)
 			if s.init && s.initAt.IsZero() {
 				s.initAt = now
 			}
@@ -188,6 +189,19 @@ func (t *tracker) initializedCount(names []string) int {
 	n := 0
 	for _, name := range names {
 		if s := t.nodes[name]; s != nil && s.init {
+			n++
+		}
+	}
+	return n
+}
+
+// routedCount says how many of names the route controller marked routed.
+func (t *tracker) routedCount(names []string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, name := range names {
+		if s := t.nodes[name]; s != nil && s.routed {
 			n++
 		}
 	}
@@ -300,6 +314,15 @@ func readyStatus(n *corev1.Node) corev1.ConditionStatus {
 		}
 	}
 	return corev1.ConditionUnknown
+}
+
+func routed(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeNetworkUnavailable {
+			return c.Status == corev1.ConditionFalse && c.Reason == "RouteCreated"
+		}
+	}
+	return false
 }
 
 func nodeNames(insts []awsemu.Instance) []string {

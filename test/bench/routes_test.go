@@ -68,25 +68,31 @@ func runRoutes(b *testing.B, r *result) {
 	r.note(b, "--controllers=route (only the route controller), --cluster-cidr=%s, --route-reconciliation-period=%s (default 10s) to keep the run short; "+
 		"the emulator's route limit is raised to %d: a table of more than %d routes (AWS's maximum per table; the default quota is 50) exists only in the emulator",
 		routeClusterCIDR, routeSyncPeriod, n+10, awsRouteMax)
+	names := nodeNames(env.base)
 	waitUntil(b, 5*time.Minute, fmt.Sprintf("%d routes", n), func() bool { return instanceRoutes() == n })
 	took := time.Since(start) // from before the CCM started
 	calls, breakdown := before.since()
 	r.note(b, "the calls of the initial route sync (from CCM start until every Node's route existed): %s", breakdown)
 	r.record(b, "initial_route_sync_ec2_calls", fmt.Sprintf("EC2 calls, initial route sync (%d routes created)", n), "%.0f", float64(calls))
 	r.record(b, "routes_seconds", fmt.Sprintf("s from CCM start until %d routes exist", n), "%.1f", took.Seconds())
+	// The route controller then marks each Node's NetworkUnavailable
+	// condition False (RouteCreated) through its client's rate limit; the
+	// sync after a Node's route was created does it.
+	waitUntil(b, 2*joinTimeout(n), fmt.Sprintf("%d Nodes with NetworkUnavailable=False", n), func() bool { return env.nodes.routedCount(names) == n })
+	r.record(b, "routes_ready_seconds", fmt.Sprintf("s from CCM start until all %d Nodes have NetworkUnavailable=False", n), "%.1f", time.Since(start).Seconds())
 
-	// Steady: a settled table, counted over whole syncs (one
-	// DescribeRouteTables each).
-	time.Sleep(routeSyncPeriod)
+	// Steady: a settled table, counted over whole syncs (each starts with
+	// one DescribeRouteTables), from the start of one to the start of the
+	// routeSteadySyncs-th after it.
+	syncs := func() int { return countCalls()["ec2:DescribeRouteTables"] }
+	s0 := syncs()
+	waitUntil(b, 2*time.Minute, "a route sync", func() bool { return syncs() > s0 })
 	base := countCalls()
-	time.Sleep(routeSteadySyncs * routeSyncPeriod)
+	s1 := base["ec2:DescribeRouteTables"]
+	waitUntil(b, routeSteadySyncs*routeSyncPeriod+2*time.Minute, fmt.Sprintf("%d route syncs", routeSteadySyncs), func() bool { return syncs() >= s1+routeSteadySyncs })
 	calls, breakdown = base.since()
-	syncs := countCalls()["ec2:DescribeRouteTables"] - base["ec2:DescribeRouteTables"]
-	if syncs == 0 {
-		b.Fatalf("no route sync in %s", routeSteadySyncs*routeSyncPeriod)
-	}
-	r.note(b, "the calls of %d steady route syncs: %s", syncs, breakdown)
-	r.record(b, "ec2_calls_per_route_sync", "EC2 calls per steady route sync", "%.2f", float64(calls)/float64(syncs))
+	r.note(b, "the calls of %d steady route syncs: %s", routeSteadySyncs, breakdown)
+	r.record(b, "ec2_calls_per_route_sync", "EC2 calls per steady route sync", "%.2f", float64(calls)/routeSteadySyncs)
 	finish(b, r, c)
 }
 
@@ -120,6 +126,17 @@ func resetRoutes(b *testing.B) {
 	if left := instanceRoutes(); left != 0 {
 		b.Fatalf("%d routes left after the reset", left)
 	}
+	// The Nodes' NetworkUnavailable condition goes too, as before the
+	// first binary ran.
+	names := nodeNames(env.base)
+	patch := []byte(`{"status":{"conditions":[{"type":"NetworkUnavailable","$patch":"delete"}]}}`)
+	if err := parallel(len(names), func(i int) error {
+		_, err := env.kube.CoreV1().Nodes().Patch(ctx, names[i], types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		return err
+	}); err != nil {
+		b.Fatalf("remove NetworkUnavailable: %v", err)
+	}
+	waitUntil(b, time.Minute, "no Node routed", func() bool { return env.nodes.routedCount(names) == 0 })
 }
 
 // emulatorEC2 is an EC2 client of the emulator, for the bench itself.
