@@ -118,6 +118,9 @@ func TestConfigureControllersTrimsTheSharedCache(t *testing.T) {
 	nodes := cc.SharedInformers.Core().V1().Nodes()
 	lister := nodes.Lister()
 	ctx, cancel := context.WithCancel(context.Background())
+	// Stop the informers and wait for their goroutines: a reflector that
+	// outlives the test races with the next test's klog setup.
+	defer cc.SharedInformers.Shutdown()
 	defer cancel()
 	cc.SharedInformers.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), nodes.Informer().HasSynced) {
