@@ -193,6 +193,9 @@ func (r *runner) getConfigz(ctx context.Context, node string) configzAnswer {
 	defer cancel()
 	raw, err := r.in.Client.CoreV1().RESTClient().Get().
 		Resource("nodes").Name(node).SubResource("proxy").Suffix("configz").
+		// The kubelet answers JSON; so must the API server's own errors,
+		// which statusMessage reads, whatever the client's content types.
+		SetHeader("Accept", "application/json").
 		DoRaw(ctx)
 	if err != nil {
 		return configzAnswer{err: fmt.Errorf("get /api/v1/nodes/%s/proxy/configz: %w", node, statusMessage(err, raw))}

@@ -121,7 +121,7 @@ func (o Options) checks(ctx context.Context) ([]preflight.Check, error) {
 	if err != nil {
 		return nil, &InputError{fmt.Errorf("kubeconfig: %w", err)}
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := kubernetes.NewForConfig(clientConfig(cfg))
 	if err != nil {
 		return nil, &InputError{fmt.Errorf("kubeconfig: %w", err)}
 	}
