@@ -115,6 +115,40 @@ var scenarios = []scenario{{
 	calls: map[string]int{"sts:GetCallerIdentity": 1, "ec2:DescribeInstances": 2, "ec2:DescribeSubnets": 1, "ec2:DescribeRouteTables": 1,
 		"ec2:DescribeSecurityGroups": 1, "iam:GetInstanceProfile": 1, "iam:SimulatePrincipalPolicy": 1},
 }, {
+	// Past one instance-id batch the instances are listed by the cluster
+	// tag first; the untagged, another cluster's and unknown IDs are still
+	// described by ID, so every finding is what the ID lookups give.
+	name: "cluster-tagged instances listed by tag, the rest by ID, among 305",
+	fixture: func(f *awsemu.Fixture) {
+		for n := range 300 {
+			tags := map[string]string{"kubernetes.io/cluster/demo": "owned"}
+			switch {
+			case n >= 290:
+				tags = map[string]string{"kubernetes.io/cluster/other": "owned"}
+			case n >= 260:
+				tags = nil
+			}
+			f.Instances = append(f.Instances, awsemu.Instance{ID: instanceID(n), SubnetID: "subnet-0demo00000000000a",
+				SecurityGroupIDs: []string{demoSG}, Tags: tags})
+		}
+	},
+	input: func(in *Input) {
+		in.ClusterID = "demo"
+		for n := range 300 {
+			in.InstanceIDs = append(in.InstanceIDs, instanceID(n))
+		}
+		in.InstanceIDs = append(in.InstanceIDs, "i-0deadbeefdeadbeef")
+	},
+	want: table(pass, warn, fail, pass, pass, pass, pass, pass, pass),
+	text: map[string][]string{
+		IDInstancesExist: {"1 of 305 instances do not exist: i-0deadbeefdeadbeef (not found); the CCM would delete these Nodes"},
+		IDClusterID:      {"cluster ID demo (from the cluster ID given to preflight), but 40 of 304 instances lack the tag kubernetes.io/cluster/demo: " + instanceID(260)},
+	},
+	// One page of the 264 demo-tagged (tag-key filter), one instance-id
+	// call for the 41 others; by ID alone it took 3.
+	calls: map[string]int{"sts:GetCallerIdentity": 1, "ec2:DescribeInstances": 2, "ec2:DescribeSubnets": 1, "ec2:DescribeRouteTables": 1,
+		"ec2:DescribeSecurityGroups": 1, "iam:GetInstanceProfile": 1, "iam:SimulatePrincipalPolicy": 1},
+}, {
 	name:    "subnet of one zone without a role tag",
 	fixture: func(f *awsemu.Fixture) { delete(f.Subnets[2].Tags, "kubernetes.io/role/internal-elb") },
 	want:    table(pass, pass, pass, pass, warn, pass, pass, pass, pass),

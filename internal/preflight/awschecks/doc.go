@@ -12,8 +12,10 @@
 // have the same shape, and a check that has nothing to look at is skipped
 // with the reason. AWS is reached through structs of the calls made here
 // (API: EC2, STS, IAM, ELB, ELBv2), filled from the SDK clients' method
-// values by NewAPI, and every call is batched: one DescribeInstances per
-// 150 instance IDs for all checks together, one DescribeSubnets, one
+// values by NewAPI, and every call is batched: the instances are described
+// once for all checks together, one DescribeInstances per 150 instance IDs,
+// or past 150 one per 1,000 cluster-tagged instances then one per 150 IDs
+// left over (internal/instances' way), one DescribeSubnets, one
 // DescribeSecurityGroups per 200 groups, one paginated
 // SimulatePrincipalPolicy per principal, one paginated
 // DescribeLoadBalancers per load-balancing API (400 a page) and one
