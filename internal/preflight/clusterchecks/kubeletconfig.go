@@ -193,8 +193,9 @@ func (r *runner) getConfigz(ctx context.Context, node string) configzAnswer {
 	defer cancel()
 	raw, err := r.in.Client.CoreV1().RESTClient().Get().
 		Resource("nodes").Name(node).SubResource("proxy").Suffix("configz").
-		// The kubelet answers JSON; so must the API server's own errors,
-		// which statusMessage reads, whatever the client's content types.
+		// The kubelet answers JSON; the API server's own errors, which
+		// statusMessage reads, are JSON only when asked for JSON, and a
+		// client configured for protobuf would ask for that.
 		SetHeader("Accept", "application/json").
 		DoRaw(ctx)
 	if err != nil {

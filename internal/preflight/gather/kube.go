@@ -1,16 +1,13 @@
 package gather
 
-import (
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
-)
+import "k8s.io/client-go/rest"
 
 // The cluster client's client-side rate limit. client-go's default (5
 // requests a second, bursts of 10) is sized for controllers that run for
 // ever beside many others. Under it a cluster-mode run over 5,000 Nodes (34
 // requests: 10 Node pages, 16 nodes/proxy probes of the kubelets, one read
 // of each other kind) took 5.5 s, mostly waiting for tokens (client-go logs
-// "client-side throttling"); with this limit and protobuf, 1.4 s.
+// "client-side throttling"); with this limit, 1.4 s.
 //
 // preflight is one short, read-only run whose concurrency its own code
 // bounds: one list at a time per kind, at most 16 nodes/proxy reads in
@@ -26,18 +23,15 @@ const (
 	kubeBurst = 300
 )
 
-// clientConfig is cfg for preflight's cluster client: its rate limit
-// (kubeQPS, kubeBurst) unless cfg sets one, and protobuf for the built-in
-// kinds, the encoding kube-controller-manager's clients use, unless cfg
-// names content types. The caller's cfg is not changed.
+// clientConfig is cfg for preflight's cluster client with its rate limit
+// (kubeQPS, kubeBurst), unless cfg sets one. The caller's cfg is not
+// changed. Content types are left as they are: client-go's typed requests
+// already ask for protobuf first for the built-in kinds
+// (rest.Request.UseProtobufAsDefault), Node lists included.
 func clientConfig(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 && cfg.RateLimiter == nil {
 		cfg.QPS, cfg.Burst = kubeQPS, kubeBurst
-	}
-	if cfg.ContentType == "" && cfg.AcceptContentTypes == "" {
-		cfg.ContentType = runtime.ContentTypeProtobuf
-		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	}
 	return cfg
 }

@@ -7,40 +7,36 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 )
 
-// TestClientConfig: preflight's cluster client gets its own rate limit and
-// protobuf unless the kubeconfig's config sets them, and the caller's
-// config is left alone.
+// TestClientConfig: preflight's cluster client gets its own rate limit
+// unless the kubeconfig's config sets one, the rest of the config is kept,
+// and the caller's config is left alone.
 func TestClientConfig(t *testing.T) {
-	const protobuf = "application/vnd.kubernetes.protobuf"
 	cases := []struct {
-		name                     string
-		qps                      float32
-		burst                    int
-		accept                   string
-		wantQPS                  float32
-		wantBurst                int
-		contentType, acceptTypes string
+		name                string
+		qps                 float32
+		burst               int
+		wantQPS             float32
+		wantBurst           int
+		contentType, accept string
 	}{
-		{"defaults", 0, 0, "", kubeQPS, kubeBurst, protobuf, protobuf + ",application/json"},
-		{"QPS given", 7, 9, "", 7, 9, protobuf, protobuf + ",application/json"},
-		{"no limit given", -1, 0, "", -1, 0, protobuf, protobuf + ",application/json"},
-		{"content types given", 0, 0, "application/json", kubeQPS, kubeBurst, "", "application/json"},
+		{"defaults", 0, 0, kubeQPS, kubeBurst, "", ""},
+		{"QPS given", 7, 9, 7, 9, "", ""},
+		{"no limit given", -1, 0, -1, 0, "", ""},
+		{"content types kept", 0, 0, kubeQPS, kubeBurst, "application/json", "application/json"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			in := &rest.Config{Host: "https://127.0.0.1:6443", QPS: tc.qps, Burst: tc.burst, ContentConfig: rest.ContentConfig{AcceptContentTypes: tc.accept}}
+			in := &rest.Config{Host: "https://127.0.0.1:6443", QPS: tc.qps, Burst: tc.burst,
+				ContentConfig: rest.ContentConfig{ContentType: tc.contentType, AcceptContentTypes: tc.accept}}
 			got := clientConfig(in)
 			if got.QPS != tc.wantQPS || got.Burst != tc.wantBurst {
 				t.Errorf("QPS %v burst %d, want %v and %d", got.QPS, got.Burst, tc.wantQPS, tc.wantBurst)
 			}
-			if got.ContentType != tc.contentType || got.AcceptContentTypes != tc.acceptTypes {
-				t.Errorf("content type %q accept %q, want %q and %q", got.ContentType, got.AcceptContentTypes, tc.contentType, tc.acceptTypes)
+			if got.Host != in.Host || got.ContentType != tc.contentType || got.AcceptContentTypes != tc.accept {
+				t.Errorf("host %q content type %q accept %q, want %q, %q and %q", got.Host, got.ContentType, got.AcceptContentTypes, in.Host, tc.contentType, tc.accept)
 			}
-			if got.Host != in.Host {
-				t.Errorf("host %q, want %q", got.Host, in.Host)
-			}
-			if in.QPS != tc.qps || in.Burst != tc.burst || in.ContentType != "" || in.AcceptContentTypes != tc.accept {
-				t.Errorf("the caller's config changed: QPS %v burst %d content %q accept %q", in.QPS, in.Burst, in.ContentType, in.AcceptContentTypes)
+			if in.QPS != tc.qps || in.Burst != tc.burst {
+				t.Errorf("the caller's config changed: QPS %v burst %d", in.QPS, in.Burst)
 			}
 		})
 	}
