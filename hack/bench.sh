@@ -11,19 +11,23 @@
 #   BENCH_FLAG_SETS       rendered (default) and/or defaults: install's sizing
 #                         flags, the binaries' production defaults
 #   BENCH_FAULT_SECONDS   throttling window (60), BENCH_LB_SERVICES (10 + 10)
-#   BENCH_OUT             output folder (default _output/bench): CCM logs,
-#                         bench.log, table.md, results.json
+#   BENCH_OUT             output folder (default _output/bench): the binaries
+#                         measured (bin/), CCM logs, bench.log, table.md,
+#                         results.json
 #   BENCH_TIMEOUT         go test -timeout (default 30m)
 #   AWS_CCM_UPSTREAM_BINARY  upstream's binary (hack/build-upstream.sh)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 start=$(date +%s)
-hack/build.sh
-hack/build-testbed.sh
 export BENCH_OUT=${BENCH_OUT:-$ROOT/_output/bench}
-export AWS_CCM_BINARY=$ROOT/_output/bin/aws-cloud-controller-manager
-export AWSCCMCTL_BINARY=$ROOT/_output/bin/awsccmctl
+# The binaries measured are built into the output folder, so that a build
+# into _output/bin during the run (make build, another bench) cannot swap
+# them under it.
+OUT=$BENCH_OUT/bin hack/build.sh
+hack/build-testbed.sh
+export AWS_CCM_BINARY=$BENCH_OUT/bin/aws-cloud-controller-manager
+export AWSCCMCTL_BINARY=$BENCH_OUT/bin/awsccmctl
 export CI=${CI:-1} # a missing test bed fails the run instead of skipping it
 mkdir -p "$BENCH_OUT"
 set +e

@@ -335,7 +335,7 @@ func header() string {
 	if hasUpstream() {
 		up = "upstream: " + binaryVersion(env.binaries[1].path)
 	}
-	return fmt.Sprintf("bench: sizes %v, flag sets %v, %s, %s; run took %s; %s, %d CPUs", sizes, flagSets(), up,
+	return fmt.Sprintf("bench: sizes %v, flag sets %v, this CCM: %s, %s, %s; run took %s; %s, %d CPUs", sizes, flagSets(), binaryVersion(env.binaries[0].path), up,
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), time.Since(runStart).Round(time.Second), runtime.Version(), runtime.NumCPU())
 }
 
