@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,12 +24,12 @@ func TestDecodeIgnoresUnknownFields(t *testing.T) {
 		t.Fatalf("got %d runs, want 2", len(runs))
 	}
 	want := map[string]float64{"seconds_initialized": 3.3, "p99_seconds": 1.2, "ec2_calls_per_node": 0.002, "peak_rss_mib": 80.9}
-	if !equalFigures(runs[0].figures, want) {
+	if !maps.Equal(runs[0].figures, want) {
 		t.Errorf("run 0 figures = %v, want %v (the string under \"note\" ignored)", runs[0].figures, want)
 	}
 	// peak_rss_mib is null and p99_seconds absent: both missing, not zero.
 	want = map[string]float64{"seconds_initialized": 148.7, "ec2_calls_per_node": 0.006}
-	if !equalFigures(runs[1].figures, want) {
+	if !maps.Equal(runs[1].figures, want) {
 		t.Errorf("run 1 figures = %v, want %v", runs[1].figures, want)
 	}
 	if got := (seriesKey{Binary: "this", Flags: "defaults"}); runs[1].key != got {
@@ -56,18 +57,6 @@ func TestDecodeSkipsOtherScenarios(t *testing.T) {
 	if _, err := runsFor(path, r, "idle", chartedFigures()); !errors.Is(err, ErrNoFigures) {
 		t.Errorf("idle: err = %v, want ErrNoFigures", err)
 	}
-}
-
-func equalFigures(a, b map[string]float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestBadInput runs the command on each kind of bad input: it fails with

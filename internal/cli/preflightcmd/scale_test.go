@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -269,29 +270,18 @@ func summary(reqs []kubeRequest) string {
 		}
 		count[r.method+" "+p]++
 	}
-	keys := make([]string, 0, len(count))
-	for k := range count {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s x%d", k, count[k])
-	}
-	return strings.Join(parts, ", ")
+	return joinCounts(count, "%s x%d", ", ")
 }
 
-func awsSummary(calls map[string]int) string {
-	keys := make([]string, 0, len(calls))
-	for k := range calls {
-		keys = append(keys, k)
+func awsSummary(calls map[string]int) string { return joinCounts(calls, "%s=%d", " ") }
+
+// joinCounts renders counts in key order, each by format (key, count).
+func joinCounts(counts map[string]int, format, sep string) string {
+	parts := make([]string, 0, len(counts))
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf(format, k, counts[k]))
 	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%d", k, calls[k])
-	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, sep)
 }
 
 // TestPreflightRequestsBounded is the regression guard of cluster-mode
