@@ -18,8 +18,10 @@ import (
 )
 
 // CloudRoutes says whether the CCM's route controller will run (the CCM
-// has --allocate-node-cidrs=true and --configure-cloud-routes=true, as the
-// kube-controller-manager it replaces had).
+// has --configure-cloud-routes=true and --cluster-cidr, and
+// kube-controller-manager allocates the Nodes' pod CIDRs with
+// --allocate-node-cidrs=true; the CCM's own --allocate-node-cidrs does
+// nothing).
 type CloudRoutes string
 
 // The CloudRoutes values.
