@@ -8,7 +8,9 @@
 # 40 minutes on 2 cores): the defaults run at 1,000 Nodes only; throttling,
 # load balancers and routes at 1,000 only; 5,000 runs join, idle, lifecycle
 # and preflight. The table (with ratios) is printed and written, with
-# results.json, to $BENCH_OUT (default _output/bench-compare).
+# results.json, to $BENCH_OUT (default _output/bench-compare), and the chart
+# of its join scenario to docs/benchmarks-chart.svg (BENCH_CHART), which
+# docs/benchmarks.md shows with the table.
 #
 # Environment: as hack/bench.sh; BENCH_SIZES and BENCH_FLAG_SETS default to
 # 100,1000,5000 and defaults,rendered here.
@@ -21,4 +23,5 @@ export BENCH_SIZES=${BENCH_SIZES:-100,1000,5000}
 export BENCH_FLAG_SETS=${BENCH_FLAG_SETS:-defaults,rendered}
 export BENCH_OUT=${BENCH_OUT:-$ROOT/_output/bench-compare}
 export BENCH_TIMEOUT=${BENCH_TIMEOUT:-60m}
+export BENCH_CHART=${BENCH_CHART:-$ROOT/docs/benchmarks-chart.svg}
 exec hack/bench.sh

@@ -15,6 +15,12 @@
 #                         measured (bin/), CCM logs, bench.log, table.md,
 #                         results.json
 #   BENCH_TIMEOUT         go test -timeout (default 30m)
+#   BENCH_CHART           the chart of the join scenario (calls, seconds and
+#                         memory against Nodes, every binary and flag set),
+#                         drawn from results.json by hack/benchchart (default
+#                         $BENCH_OUT/benchmarks-chart.svg; make bench-compare:
+#                         docs/benchmarks-chart.svg, the chart
+#                         docs/benchmarks.md shows next to that run's table)
 #   AWS_CCM_UPSTREAM_BINARY  upstream's binary (hack/build-upstream.sh)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,5 +40,13 @@ set +e
 go test -run '^$' -bench . -benchtime 1x -timeout "${BENCH_TIMEOUT:-30m}" ./test/bench/ 2>&1 | tee "$BENCH_OUT/bench.log"
 rc=${PIPESTATUS[0]}
 set -e
+if [ -s "$BENCH_OUT/results.json" ]; then
+	label=upstream
+	if [ -n "${AWS_CCM_UPSTREAM_BINARY:-}" ] && [ -s "$AWS_CCM_UPSTREAM_BINARY.version" ]; then
+		label="upstream $(cat "$AWS_CCM_UPSTREAM_BINARY.version")"
+	fi
+	go run ./hack/benchchart -in "$BENCH_OUT/results.json" -out "${BENCH_CHART:-$BENCH_OUT/benchmarks-chart.svg}" \
+		-scenario join -upstream-label "$label" || rc=1
+fi
 echo "bench: $(( $(date +%s) - start )) s; output, CCM logs, table.md and results.json in $BENCH_OUT"
 exit "$rc"
