@@ -350,12 +350,18 @@ func elbTagList(tags []tag) []elbtypes.Tag {
 // groups and its managed group, in the order that leaves nothing behind:
 // rules first (they reference the group), then the load balancer, then the
 // group (which AWS frees once the load balancer's interfaces are gone).
-// managed is the Service's k8s-elb-<name> group (see ownServiceGroups), or nil.
-func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service, managed *group) error {
+// managed is the Service's k8s-elb-<name> group (see ownServiceGroups), or
+// nil; seen is what the Get just before found (nil: describe it here).
+func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service, managed *group, seen *lookup) error {
 	name := lbnames.LoadBalancerName(svc)
-	desc, err := r.describeClassic(ctx, name)
-	if err != nil {
-		return err
+	var desc *elbtypes.LoadBalancerDescription
+	if seen != nil {
+		desc = seen.classic
+	} else {
+		var err error
+		if desc, err = r.describeClassic(ctx, name); err != nil {
+			return err
+		}
 	}
 	if desc != nil {
 		tags, err := r.classicTags(ctx, name)

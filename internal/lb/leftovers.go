@@ -11,6 +11,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
@@ -120,7 +121,24 @@ func (r *Reconciler) revoked(lb, group string) {
 // only after a failed delete and when the Service's load balancer is being
 // deleted, never in a steady-state sync.
 func (r *Reconciler) ownedTargetGroups(ctx context.Context, svc *corev1.Service, lbARN string) ([]string, error) {
-	var candidates []string
+	all, err := r.vpcTargetGroups(ctx, svc)
+	if err != nil {
+		return nil, err
+	}
+	candidates := unusedTargetGroups(all, lbARN)
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	tags, err := r.tagsOf(ctx, candidates...)
+	if err != nil {
+		return nil, err
+	}
+	return r.taggedFor(svc, candidates, tags), nil
+}
+
+// vpcTargetGroups lists the region's target groups outside other VPCs.
+func (r *Reconciler) vpcTargetGroups(ctx context.Context, svc *corev1.Service) ([]elbv2types.TargetGroup, error) {
+	var out []elbv2types.TargetGroup
 	in := &elbv2.DescribeTargetGroupsInput{}
 	for {
 		page, err := r.ELBv2.DescribeTargetGroups(ctx, in)
@@ -131,33 +149,38 @@ func (r *Reconciler) ownedTargetGroups(ctx context.Context, svc *corev1.Service,
 			if vpc := aws.ToString(tg.VpcId); vpc != "" && r.Env.VPCID != "" && vpc != r.Env.VPCID {
 				continue
 			}
-			// A group another load balancer forwards to is not a leftover,
-			// whatever its tags say; skipping it saves reading its tags.
-			if slices.ContainsFunc(tg.LoadBalancerArns, func(a string) bool { return a != lbARN }) {
-				continue
-			}
-			candidates = append(candidates, aws.ToString(tg.TargetGroupArn))
+			out = append(out, tg)
 		}
 		if aws.ToString(page.NextMarker) == "" {
-			break
+			return out, nil
 		}
 		in = &elbv2.DescribeTargetGroupsInput{Marker: page.NextMarker}
 	}
-	if len(candidates) == 0 {
-		return nil, nil
-	}
-	tags, err := r.tagsOf(ctx, candidates...)
-	if err != nil {
-		return nil, err
-	}
+}
+
+// unusedTargetGroups are the ARNs of the groups no load balancer other
+// than lbARN forwards to: a group another load balancer uses is not a
+// leftover, whatever its tags say, and skipping it saves reading its tags.
+func unusedTargetGroups(all []elbv2types.TargetGroup, lbARN string) []string {
 	var out []string
-	for _, arn := range candidates {
+	for _, tg := range all {
+		if !slices.ContainsFunc(tg.LoadBalancerArns, func(a string) bool { return a != lbARN }) {
+			out = append(out, aws.ToString(tg.TargetGroupArn))
+		}
+	}
+	return out
+}
+
+// taggedFor keeps the ARNs whose tags name this cluster and svc.
+func (r *Reconciler) taggedFor(svc *corev1.Service, arns []string, tags map[string]map[string]string) []string {
+	var out []string
+	for _, arn := range arns {
 		t := tags[arn]
 		if clustertag.Has(t, r.Env.ClusterID) && t[lbnames.ServiceNameTagKey] == lbnames.ServiceNameTagValue(svc) {
 			out = append(out, arn)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // sweepTargetGroups deletes the Service's target groups (by tag) that are

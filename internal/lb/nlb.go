@@ -418,26 +418,57 @@ func elbv2TagList(tags []tag) []elbv2types.Tag {
 // listeners), its target groups, including groups a half-finished sync
 // left unattached and groups an earlier failed delete left behind, found
 // by their tags, and last its managed security group (see
-// ownServiceGroups), which AWS frees once the load balancer is gone.
-func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service, managed *group) error {
+// ownServiceGroups), which AWS frees once the load balancer is gone. seen
+// is what the Get just before found (nil: describe the NLB here).
+//
+// One listing of the region's target groups serves both the NLB's own (the
+// groups it forwards to) and the leftovers, and one DescribeTags call (20
+// ARNs a call) reads the NLB's tags with the candidates'.
+func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service, managed *group, seen *lookup) error {
 	name := lbnames.LoadBalancerName(svc)
-	lb, err := r.describeNLB(ctx, name)
+	var lb *elbv2types.LoadBalancer
+	if seen != nil && seen.nlbKnown {
+		lb = seen.nlb
+	} else {
+		var err error
+		if lb, err = r.describeNLB(ctx, name); err != nil {
+			return err
+		}
+	}
+	isNLBService := svc.Annotations[lbnames.TypeAnnotation] == lbnames.TypeNLB
+	if lb == nil && managed == nil && !isNLBService && !r.targetGroupSweepPending(name) {
+		return nil // never an NLB Service, or nothing of its NLB is left
+	}
+	lbARN := ""
+	if lb != nil {
+		lbARN = aws.ToString(lb.LoadBalancerArn)
+	}
+	all, err := r.vpcTargetGroups(ctx, svc)
 	if err != nil {
 		return err
 	}
+	candidates := unusedTargetGroups(all, lbARN)
+	read := candidates
 	if lb != nil {
-		tags, err := r.tagsOf(ctx, aws.ToString(lb.LoadBalancerArn))
-		if err != nil {
+		read = append([]string{lbARN}, candidates...)
+	}
+	var tags map[string]map[string]string
+	if len(read) > 0 {
+		if tags, err = r.tagsOf(ctx, read...); err != nil {
 			return err
 		}
-		if err := r.ownership(tags[aws.ToString(lb.LoadBalancerArn)], svc); err != nil {
+	}
+	if lb != nil {
+		if err := r.ownership(tags[lbARN], svc); err != nil {
 			r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "load balancer %s is not deleted: %v", name, err)
 			klog.InfoS("Leaving a network load balancer that is not the Service's", "service", klog.KObj(svc), "name", name, "reason", err.Error())
-			lb = nil // its listeners and target groups are left too
+			// Its listeners and target groups are left too: only groups
+			// no load balancer uses remain candidates.
+			lb, lbARN, candidates = nil, "", unusedTargetGroups(all, "")
+			if managed == nil && !isNLBService && !r.targetGroupSweepPending(name) {
+				return nil
+			}
 		}
-	}
-	if lb == nil && managed == nil && svc.Annotations[lbnames.TypeAnnotation] != lbnames.TypeNLB && !r.targetGroupSweepPending(name) {
-		return nil // never an NLB Service, or nothing of its NLB is left
 	}
 	if !r.Options.DisableSecurityGroupIngress {
 		managedID := ""
@@ -449,27 +480,19 @@ func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service, managed
 		}
 	}
 	var arns []string
-	lbARN := ""
 	if lb != nil {
-		lbARN = aws.ToString(lb.LoadBalancerArn)
-		tgs, err := r.ELBv2.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{LoadBalancerArn: lb.LoadBalancerArn})
-		if err != nil {
-			return fmt.Errorf("describe target groups of %s: %w", name, err)
-		}
-		for _, tg := range tgs.TargetGroups {
-			arns = append(arns, aws.ToString(tg.TargetGroupArn))
+		for _, tg := range all {
+			if slices.Contains(tg.LoadBalancerArns, lbARN) {
+				arns = append(arns, aws.ToString(tg.TargetGroupArn))
+			}
 		}
 		if _, err := r.ELBv2.DeleteLoadBalancer(ctx, &elbv2.DeleteLoadBalancerInput{LoadBalancerArn: lb.LoadBalancerArn}); err != nil {
 			return fmt.Errorf("delete load balancer %s: %w", name, err)
 		}
 		klog.InfoS("Deleted network load balancer", "service", klog.KObj(svc), "name", name)
 	}
-	owned, err := r.ownedTargetGroups(ctx, svc, lbARN)
-	if err != nil {
-		return err
-	}
 	var errs []error
-	for _, arn := range uniqueSorted(append(arns, owned...)) {
+	for _, arn := range uniqueSorted(append(arns, r.taggedFor(svc, candidates, tags)...)) {
 		errs = append(errs, r.deleteTargetGroup(ctx, name, arn))
 	}
 	tgErr := errors.Join(errs...)

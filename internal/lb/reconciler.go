@@ -114,6 +114,9 @@ type Reconciler struct {
 	// pending remembers, per load balancer, cleanup that failed and that
 	// the load balancer itself no longer leads to (see leftovers.go).
 	pending map[string]*pendingCleanup
+	// lookups are what Get last found, per load balancer name, for the
+	// Delete that follows it (lookup.go).
+	lookups map[string]lookup
 }
 
 // New returns a reconciler.
@@ -127,7 +130,7 @@ func New(c Config) *Reconciler {
 	if c.Options.NetworkMaxAge <= 0 {
 		c.Options.NetworkMaxAge = DefaultNetworkMaxAge
 	}
-	r := &Reconciler{Config: c, nodeGroups: map[string]string{}, pending: map[string]*pendingCleanup{}}
+	r := &Reconciler{Config: c, nodeGroups: map[string]string{}, pending: map[string]*pendingCleanup{}, lookups: map[string]lookup{}}
 	r.network = &networkCache{r: r}
 	return r
 }
@@ -170,6 +173,7 @@ func (r *Reconciler) applySharedProbe(svc *corev1.Service, cfg *lbconfig.Config)
 
 // Ensure creates or updates the Service's load balancer.
 func (r *Reconciler) Ensure(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
+	r.forgetLookup(lbnames.LoadBalancerName(svc))
 	kind := lbnames.Kind(svc)
 	if kind == lbnames.KindNotOurs {
 		return nil, cloudprovider.ImplementedElsewhere
@@ -199,6 +203,7 @@ func (r *Reconciler) Ensure(ctx context.Context, svc *corev1.Service, nodes []*c
 // Update brings the targets (and the node security-group rules) up to date
 // with nodes; nothing else changes.
 func (r *Reconciler) Update(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node) error {
+	r.forgetLookup(lbnames.LoadBalancerName(svc))
 	kind := lbnames.Kind(svc)
 	if kind == lbnames.KindNotOurs {
 		return cloudprovider.ImplementedElsewhere
@@ -232,6 +237,7 @@ func (r *Reconciler) Get(ctx context.Context, svc *corev1.Service) (*corev1.Load
 		return nil, false, err
 	}
 	if clb != nil {
+		r.rememberLookup(name, svc, lookup{classic: clb})
 		return hostnameStatus(clb.DNSName), true, nil
 	}
 	nlb, err := r.describeNLB(ctx, name)
@@ -239,6 +245,7 @@ func (r *Reconciler) Get(ctx context.Context, svc *corev1.Service) (*corev1.Load
 		return nil, false, err
 	}
 	if nlb != nil {
+		r.rememberLookup(name, svc, lookup{nlb: nlb, nlbKnown: true})
 		return hostnameStatus(nlb.DNSName), true, nil
 	}
 	left, err := r.leftovers(ctx, svc)
@@ -247,6 +254,7 @@ func (r *Reconciler) Get(ctx context.Context, svc *corev1.Service) (*corev1.Load
 	}
 	if len(left) > 0 {
 		klog.InfoS("Load balancer is gone but owned parts remain; reporting it as existing so they are deleted", "service", klog.KObj(svc), "remaining", left)
+		r.rememberLookup(name, svc, lookup{nlbKnown: true})
 		return &corev1.LoadBalancerStatus{}, true, nil
 	}
 	return nil, false, nil
@@ -266,7 +274,8 @@ func (r *Reconciler) Delete(ctx context.Context, svc *corev1.Service) error {
 	for _, f := range groups.foreign {
 		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "%v; it is not deleted", f)
 	}
-	errs := []error{r.deleteClassic(ctx, svc, groups.classic), r.deleteNLB(ctx, svc, groups.nlb)}
+	seen := r.takeLookup(lbnames.LoadBalancerName(svc), svc)
+	errs := []error{r.deleteClassic(ctx, svc, groups.classic, seen), r.deleteNLB(ctx, svc, groups.nlb, seen)}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
