@@ -26,6 +26,7 @@ func controllerConstructors(o *tagging.Options, reg tagging.Registerer) map[stri
 	// too, so it is copied, not changed.
 	app.ControllersDisabledByDefault.Insert(tagging.ControllerName)
 	out := maps.Clone(app.DefaultInitFuncConstructors)
+	out[names.CloudNodeLifecycleController] = lifecycleControllerConstructor()
 	out[tagging.ControllerName] = app.ControllerInitFuncConstructor{
 		InitContext: app.ControllerInitContext{ClientName: tagging.ClientName},
 		Constructor: func(initCtx app.ControllerInitContext, cc *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {

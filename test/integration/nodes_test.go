@@ -156,7 +156,8 @@ func TestTerminatedInstanceDeletesItsNotReadyNode(t *testing.T) {
 	})
 }
 
-// TestStoppedInstanceGetsShutdownTaint covers stopped and stopping.
+// TestStoppedInstanceGetsShutdownTaint covers stopped and stopping, and the
+// taint's removal once the instance runs and the Node is Ready again.
 func TestStoppedInstanceGetsShutdownTaint(t *testing.T) {
 	for _, state := range []string{"stopped", "stopping"} {
 		t.Run(state, func(t *testing.T) {
@@ -177,6 +178,17 @@ func TestStoppedInstanceGetsShutdownTaint(t *testing.T) {
 			if gone, _ := nodeGone(context.Background(), in.ID); gone {
 				t.Fatal("a stopped instance's node was deleted")
 			}
+			// Started again and Ready: the lifecycle pass removes the taint
+			// (the controller's Node lister keeps a Ready Node while it has
+			// the taint, internal/ccmapp/lifecycle.go).
+			if err := env.aws.SetInstanceState(in.ID, "running"); err != nil {
+				t.Fatal(err)
+			}
+			setReady(t, in.ID, corev1.ConditionTrue)
+			waitFor(t, 30*time.Second, "shutdown taint removed", func(ctx context.Context) (bool, error) {
+				node, err := getNode(ctx, in.ID)
+				return err == nil && !hasTaint(node, shutdownTaint), nil
+			})
 		})
 	}
 }
@@ -318,6 +330,12 @@ func TestUnresolvableNodeGetsWarningEvent(t *testing.T) {
 // lifecycle does when a kubelet stops posting.
 func markNotReady(t *testing.T, name string) {
 	t.Helper()
+	setReady(t, name, corev1.ConditionFalse)
+}
+
+// setReady sets the node's Ready condition to status.
+func setReady(t *testing.T, name string, status corev1.ConditionStatus) {
+	t.Helper()
 	// The CCM updates the Node too (addresses, labels), so a stale read
 	// conflicts: re-read and retry, as the kubelet does.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -327,13 +345,13 @@ func markNotReady(t *testing.T, name string) {
 		}
 		for i := range node.Status.Conditions {
 			if node.Status.Conditions[i].Type == corev1.NodeReady {
-				node.Status.Conditions[i].Status = corev1.ConditionFalse
+				node.Status.Conditions[i].Status = status
 			}
 		}
 		_, err = env.kube.CoreV1().Nodes().UpdateStatus(context.Background(), node, updateOpts)
 		return err
 	})
 	if err != nil {
-		t.Fatalf("mark node %s NotReady: %v", name, err)
+		t.Fatalf("set node %s Ready=%s: %v", name, status, err)
 	}
 }
