@@ -310,6 +310,7 @@ func (v *View) refreshSnapshotIfStale(ctx context.Context) error {
 		return nil
 	}
 	start := v.opts.Clock.Now()
+	defer holdLowGC()() // see refreshGCPercent
 	var found []*Instance
 	in := &ec2.DescribeInstancesInput{Filters: v.opts.ClusterFilters, MaxResults: aws.Int32(pageSize)}
 	for p := ec2.NewDescribeInstancesPaginator(v.api.DescribeInstances, in); p.HasMorePages(); {
