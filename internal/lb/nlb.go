@@ -435,8 +435,9 @@ func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service, managed
 			return err
 		}
 	}
-	isNLBService := svc.Annotations[lbnames.TypeAnnotation] == lbnames.TypeNLB
-	if lb == nil && managed == nil && !isNLBService && !r.targetGroupSweepPending(name) {
+	// Without the NLB itself, only these can leave parts of one behind.
+	mayHaveParts := managed != nil || svc.Annotations[lbnames.TypeAnnotation] == lbnames.TypeNLB || r.targetGroupSweepPending(name)
+	if lb == nil && !mayHaveParts {
 		return nil // never an NLB Service, or nothing of its NLB is left
 	}
 	lbARN := ""
@@ -465,7 +466,7 @@ func (r *Reconciler) deleteNLB(ctx context.Context, svc *corev1.Service, managed
 			// Its listeners and target groups are left too: only groups
 			// no load balancer uses remain candidates.
 			lb, lbARN, candidates = nil, "", unusedTargetGroups(all, "")
-			if managed == nil && !isNLBService && !r.targetGroupSweepPending(name) {
+			if !mayHaveParts {
 				return nil
 			}
 		}
