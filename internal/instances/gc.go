@@ -30,12 +30,13 @@ var gcHold struct {
 }
 
 // gcPercent reads the runtime's GC target without changing it (negative:
-// the collector is off).
+// the collector is off, or the target cannot be read: either way a hold
+// leaves it alone).
 func gcPercent() int {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 100 // the runtime's default; the metric exists since Go 1.21
+		return -1 // unknown (the metric exists since Go 1.21): not guessed
 	}
 	v := s[0].Value.Uint64()
 	if v > math.MaxInt32 { // GOGC=off: the runtime's -1, as an unsigned value
