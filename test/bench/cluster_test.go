@@ -415,6 +415,7 @@ func ensureJoined(b *testing.B) {
 	r := &result{group: env.group, scenario: "setup-join", binary: thisBinary, bin: env.binaries[0]} // not reported
 	c := startCCM(b, r, ccmArgs{})
 	joinAll(b)
+	env.nodesWrittenBy = thisBinary
 	c.stop()
 }
 

@@ -55,12 +55,15 @@ var env struct {
 	outDir        string // CCM logs, results.json, table.md
 	nodes         *tracker
 
-	group    group             // the group the state below belongs to
-	aws      *awsemu.Emulator  // one per group, seeded from fixture()
-	base     []awsemu.Instance // the cluster's instances, one Node each
-	joined   bool              // every base instance has an initialized Node
-	notReady []string          // Nodes marked NotReady (instances running)
-	joiners  []awsemu.Instance // the throttling scenario's joining instances
+	group  group             // the group the state below belongs to
+	aws    *awsemu.Emulator  // one per group, seeded from fixture()
+	base   []awsemu.Instance // the cluster's instances, one Node each
+	joined bool              // every base instance has an initialized Node
+	// nodesWrittenBy is the binary that last ran on the joined Nodes: it
+	// left their addresses as it writes them.
+	nodesWrittenBy string
+	notReady       []string          // Nodes marked NotReady (instances running)
+	joiners        []awsemu.Instance // the throttling scenario's joining instances
 }
 
 func TestMain(m *testing.M) {
@@ -216,7 +219,7 @@ func ensureGroup(b *testing.B, g group) {
 		b.Fatalf("start AWS emulator: %v", err)
 	}
 	env.aws, env.group = emu, g
-	env.joined, env.notReady, env.joiners = false, nil, nil
+	env.joined, env.notReady, env.joiners, env.nodesWrittenBy = false, nil, nil, ""
 	instanceSeq = 0
 	if env.base, err = addInstances(g.nodes); err != nil {
 		b.Fatal(err)

@@ -19,8 +19,10 @@ import (
 // A group is one cluster size with one flag set; each group starts from a
 // fresh state (ensureGroup). Within a group every scenario runs on each
 // binary in turn, on the same control plane and the same emulator, with
-// the same flags, the state restored in between (each scenario's reset);
-// the binary that goes first alternates from one scenario to the next.
+// the same flags, the state restored in between (each scenario's reset,
+// and settleNodes: a binary's node controller starts from the Nodes as
+// that binary leaves them); the binary that goes first alternates from
+// one scenario to the next.
 //
 // Bounds (a full run stays under 45 minutes on 2 cores):
 //   - the production defaults run only at the main size, the largest size
@@ -83,6 +85,9 @@ type scenario struct {
 	run func(b *testing.B, r *result)
 	// reset restores the state prepare left, between the binaries.
 	reset func(b *testing.B)
+	// ownNodes: the binary's node controller runs on the joined Nodes, so
+	// they must start as that binary leaves them (settleNodes).
+	ownNodes bool
 	// thisOnly: upstream cannot run it; why, for the table.
 	thisOnly string
 }
@@ -90,10 +95,10 @@ type scenario struct {
 func scenarios() map[string]scenario {
 	return map[string]scenario{
 		scJoin:      {name: scJoin, run: runJoin, reset: resetJoin},
-		scIdle:      {name: scIdle, prepare: ensureJoined, run: runIdle},
-		scLifecycle: {name: scLifecycle, prepare: func(b *testing.B) { ensureNotReady(b) }, run: runLifecycle},
-		scThrottle:  {name: scThrottle, prepare: prepareThrottle, run: runThrottle, reset: resetThrottle},
-		scLB:        {name: scLB, prepare: ensureJoined, run: runLoadBalancers, reset: resetLoadBalancers},
+		scIdle:      {name: scIdle, prepare: ensureJoined, run: runIdle, ownNodes: true},
+		scLifecycle: {name: scLifecycle, prepare: func(b *testing.B) { ensureNotReady(b) }, run: runLifecycle, ownNodes: true},
+		scThrottle:  {name: scThrottle, prepare: prepareThrottle, run: runThrottle, reset: resetThrottle, ownNodes: true},
+		scLB:        {name: scLB, prepare: ensureJoined, run: runLoadBalancers, reset: resetLoadBalancers, ownNodes: true},
 		scRoutes:    {name: scRoutes, prepare: prepareRoutes, run: runRoutes, reset: resetRoutes},
 		scPreflight: {name: scPreflight, prepare: func(b *testing.B) { ensureNotReady(b) }, run: runPreflight, thisOnly: "upstream has no preflight"},
 	}
@@ -229,6 +234,9 @@ func runScenario(b *testing.B, g group, sc scenario) {
 					r.markFailed()
 				}
 			})
+			if sc.ownNodes {
+				settleNodes(b, r)
+			}
 			sc.run(b, r)
 		})
 	}
