@@ -383,9 +383,9 @@ type join struct {
 	latencies  []time.Duration // per Node: registration to initialized
 }
 
-// joinAll registers a Node for every base instance with a CCM running and
-// waits until all are initialized.
-func joinAll(b *testing.B) join {
+// joinAll registers a Node for every base instance with binary's CCM
+// running and waits until all are initialized, as binary writes them.
+func joinAll(b *testing.B, binary string) join {
 	b.Helper()
 	before := countCalls()
 	start := time.Now()
@@ -400,7 +400,7 @@ func joinAll(b *testing.B) join {
 	elapsed := time.Since(start)
 	n, breakdown := before.since()
 	b.Logf("registered %d Nodes in %s (%d kubelet workers); all initialized after %s", len(names), registered.Round(time.Millisecond), kubeletWorkers, elapsed.Round(time.Millisecond))
-	env.joined = true
+	env.joined, env.nodesWrittenBy = true, binary
 	return join{elapsed: elapsed, registered: registered, ec2: n, breakdown: breakdown, latencies: env.nodes.latencies(names)}
 }
 
@@ -414,8 +414,7 @@ func ensureJoined(b *testing.B) {
 	}
 	r := &result{group: env.group, scenario: "setup-join", binary: thisBinary, bin: env.binaries[0]} // not reported
 	c := startCCM(b, r, ccmArgs{})
-	joinAll(b)
-	env.nodesWrittenBy = thisBinary
+	joinAll(b, r.binary)
 	c.stop()
 }
 

@@ -42,14 +42,13 @@ func runJoin(b *testing.B, r *result) {
 	}
 	c := startCCM(b, r, ccmArgs{})
 	req0 := apiserverRequests(b)
-	j := joinAll(b)
+	j := joinAll(b, r.binary)
 	reqs := req0.since(b)
 	n := float64(len(env.base))
 	if reqs["POST nodes"] -= n; reqs["POST nodes"] <= 0 { // the kubelets' registrations
 		delete(reqs, "POST nodes")
 	}
 	r.note(b, "calls during the join: %s", j.breakdown)
-	env.nodesWrittenBy = r.binary
 	r.note(b, "kube-API requests during the join, the %d registrations left out: %s", len(env.base), reqs)
 	r.record(b, "seconds_initialized", fmt.Sprintf("s until all %d Nodes initialized (registration included)", len(env.base)), "%.1f", j.elapsed.Seconds())
 	r.record(b, "registration_seconds", "s to register them (32 kubelet workers)", "%.1f", j.registered.Seconds())
