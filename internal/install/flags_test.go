@@ -38,13 +38,13 @@ func TestArgsAreFlagsOfTheBinary(t *testing.T) {
 					t.Errorf("managed flag --%s is not a flag of the binary", f)
 				}
 			}
-			// The sizing flags are the exception: ExtraArgs may set them,
-			// and then replaces the computed value. No flag is rendered
-			// twice.
+			// The defaulted flags (sizing, the migration's retry period)
+			// are the exception: ExtraArgs may set them, and then
+			// replaces the computed value. No flag is rendered twice.
 			seen := map[string]bool{}
 			for _, a := range args {
 				name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-				if _, extra := v.ExtraArgs[name]; !extra && !contains(managedFlags(), name) && !contains(sizing.FlagNames(), name) {
+				if _, extra := v.ExtraArgs[name]; !extra && !contains(managedFlags(), name) && !contains(defaultedFlags(), name) {
 					t.Errorf("rendered --%s is not in managedFlags, so ExtraArgs could repeat it", name)
 				}
 				if seen[name] {

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/awsccmctl/awsccmctl/internal/install/sizing"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 	"github.com/awsccmctl/awsccmctl/templates"
 )
@@ -235,6 +236,13 @@ func managedFlags() []string {
 	}
 }
 
+// defaultedFlags are flags args renders with a value of its own unless
+// ExtraArgs sets them, which then replaces it: the sizing flags, and the
+// leader-election retry period during a migration.
+func defaultedFlags() []string {
+	return append(sizing.FlagNames(), "leader-elect-retry-period")
+}
+
 // args are the CCM's command-line flags. Each is a flag of
 // internal/ccmapp.NewCommand (a test parses them with its flag set).
 func (v *Values) args() []string {
@@ -259,6 +267,13 @@ func (v *Values) args() []string {
 		a = append(a,
 			"--enable-leader-migration=true",
 			"--leader-migration-config="+CloudConfigDir+"/"+LeaderMigrationKey)
+		// The CCM takes a released migration lease at its next attempt,
+		// one retry period (jittered up to 2.2 periods) later: the default
+		// 2 s alone would spend most of the hand-over budget. Only while
+		// the migration runs: finalize renders the CCM without it.
+		if _, user := v.ExtraArgs["leader-elect-retry-period"]; !user {
+			a = append(a, "--leader-elect-retry-period="+LeaderMigrationRetryPeriod.String())
+		}
 	}
 	a = append(a,
 		// false: every controller uses the CCM's own ServiceAccount. true

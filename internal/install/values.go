@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/pflag"
@@ -46,6 +47,10 @@ const (
 	// file in it; the CCM gets --cloud-config=CloudConfigDir/CloudConfigKey.
 	CloudConfigDir = "/etc/kubernetes/cloud-config"
 	CloudConfigKey = "cloud.conf"
+	// LeaderMigrationRetryPeriod is the CCM's --leader-elect-retry-period
+	// while it runs with leader migration: how soon it takes the migration
+	// lease once the holder released it.
+	LeaderMigrationRetryPeriod = 500 * time.Millisecond
 	// LeaderMigrationKey is the leader-migration file in the same ConfigMap,
 	// present only while a migration from the in-tree provider runs.
 	LeaderMigrationKey = "leader-migration.yaml"

@@ -75,6 +75,10 @@ type StepRecord struct {
 	// gate, or why it failed.
 	Message  string   `json:"message,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
+	// Order is the order in which to run a control-plane node step, one
+	// node at a time: the node whose kube-controller-manager leads last,
+	// so the Leases change hands once. Scripts read it from `status -o json`.
+	Order []string `json:"order,omitempty"`
 }
 
 // Baseline is what the guards hold the cluster to.
@@ -92,8 +96,12 @@ type HandoverRecord struct {
 	KCMLastRenew *metav1.MicroTime `json:"kcmLastRenew,omitempty"`
 	// CCMAcquired is when the CCM acquired the migration lease.
 	CCMAcquired *metav1.MicroTime `json:"ccmAcquired,omitempty"`
-	// Gap is CCMAcquired - KCMLastRenew: how long no manager ran the loops
-	// (at most; the KCM stopped some time after its last renewal).
+	// HolderExited is when a node saw the kube-controller-manager that held
+	// the migration lease exit; apply released the Lease then.
+	HolderExited *metav1.MicroTime `json:"holderExited,omitempty"`
+	// Gap is CCMAcquired - HolderExited when a node saw the holder exit,
+	// else CCMAcquired - KCMLastRenew (an upper bound: the holder stopped
+	// some time after its last renewal): how long no manager ran the loops.
 	Gap metav1.Duration `json:"gap"`
 	// CCMIdentity is the CCM's leader identity.
 	CCMIdentity string `json:"ccmIdentity,omitempty"`

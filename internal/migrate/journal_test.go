@@ -137,7 +137,7 @@ func TestNodeReportsDoNotConflict(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if err := WriteNodeReport(ctx, cs, NodeReport{Node: name, Phase: PhaseKubeletExternal, Time: metav1.Now()}); err != nil {
+			if err := WriteNodeReport(ctx, cs, NodeReport{Node: name, Phase: PhaseKubeletExternal, Time: metav1.NowMicro()}); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 		}()

@@ -37,7 +37,8 @@ func ccmObjects(p *MigrationPlan, leaderMigration bool) ([]*unstructured.Unstruc
 // the migration lease for kube-controller-manager's identity and the CCM's
 // ServiceAccount (both already may create Leases), and get and update on the
 // reports ConfigMap for every node (the ConfigMap is created here: nodes may
-// not create ConfigMaps).
+// not create ConfigMaps), and get on kube-controller-manager's two Leases for
+// every node.
 func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 	labels := map[string]string{LabelManagedBy: ManagedBy}
 	meta := func(name string) metav1.ObjectMeta {
@@ -80,6 +81,11 @@ func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 			Rules: []rbacv1.PolicyRule{{
 				APIGroups: []string{""}, Resources: []string{"configmaps"},
 				ResourceNames: []string{ReportsName}, Verbs: []string{"get", "patch"},
+			}, {
+				// Read only: a node tells which Leases its
+				// kube-controller-manager holds before it restarts it.
+				APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+				ResourceNames: releasable, Verbs: []string{"get"},
 			}},
 		},
 		&rbacv1.RoleBinding{

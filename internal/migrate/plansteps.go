@@ -21,7 +21,7 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 		if kops {
 			return what + " (kops: the cluster-spec edit and commands in spec.kops; nodeup rewrites the node files)"
 		}
-		return fmt.Sprintf("%s: on each node run `awsccmctl migrate-from-intree node --phase %s --kubeconfig <a kubeconfig allowed to write kube-system/%s>`", what, phase, ReportsName)
+		return fmt.Sprintf("%s: on each node run `awsccmctl migrate-from-intree node --phase %s --kubeconfig <a kubeconfig allowed to write kube-system/%s>`%s", what, phase, ReportsName, orderNote(phase))
 	}
 	lm := leadermigration.LeaseName
 	steps := []Step{{
@@ -39,8 +39,8 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 				Name: StepMigrationRBAC, Runs: RunsCluster, Mutating: true,
 				Description:  "let both managers take the migration lease, and nodes report their phases",
 				Precondition: "verify-cluster passed",
-				Action: fmt.Sprintf("server-side apply Role/RoleBinding %s (get, update on Lease %s/%s for %s and the CCM's ServiceAccount) and the reports ConfigMap %s with Role/RoleBinding %s (get, patch on it for group %s)",
-					MigrationRoleName, leadermigration.LeaseNamespace, lm, p.Spec.Cluster.KCMIdentity, ReportsName, ReportsRoleName, NodesGroup),
+				Action: fmt.Sprintf("server-side apply Role/RoleBinding %s (get, update on Lease %s/%s for %s and the CCM's ServiceAccount) and the reports ConfigMap %s with Role/RoleBinding %s (get, patch on it, and get on Leases %s and %s, for group %s: a node tells which Leases its kube-controller-manager holds before it restarts it)",
+					MigrationRoleName, leadermigration.LeaseNamespace, lm, p.Spec.Cluster.KCMIdentity, ReportsName, ReportsRoleName, leadermigration.KCMLeaseName, lm, NodesGroup),
 				Gate:    "SubjectAccessReview: both identities may get and update the migration lease",
 				Timeout: durationOf(time.Minute),
 				Undo:    "delete those objects",
@@ -52,7 +52,7 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 				Action:       nodeAction(PhaseControlPlaneLeaderMigration, "kube-controller-manager gets --enable-leader-migration and --leader-migration-config (both controller spellings assigned to kube-controller-manager), with the file's hostPath volume"),
 				Gate:         fmt.Sprintf("every kube-controller-manager mirror Pod shows --cloud-provider=aws with leader migration, and a kube-controller-manager holds Lease %s (its holder is the holder of Lease kube-controller-manager)", lm),
 				Timeout:      durationOf(nodeTimeout),
-				Undo:         nodeAction(PhaseRestore+" --scope "+ScopeControlPlane, "put the backed-up manifests back") + "; gate: every kube-controller-manager is plain in-tree again",
+				Undo:         nodeAction(PhaseRestore+" --scope "+ScopeControlPlane, "put the backed-up manifests back") + "; gate: every kube-controller-manager is plain in-tree again and a restored one leads (so runs the cloud loops)",
 			},
 			Step{
 				Name: StepInstallCCM, Runs: RunsCluster, Mutating: true,
@@ -68,8 +68,8 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 				Description:  "kube-controller-manager stops the cloud loops; the CCM takes the migration lease and runs them",
 				Precondition: "the CCM waits on the migration lease",
 				Action:       nodeAction(PhaseControlPlaneExternal, "kube-controller-manager gets --cloud-provider=external WITHOUT leader migration (with it, it can win the lease and run nothing, trap C); kube-apiserver loses --cloud-provider, --cloud-config and PersistentVolumeLabel"),
-				Gate: fmt.Sprintf("mirror Pods show the new flags; the CCM holds Lease %s within %s of the last kube-controller-manager renewal (expected about %s) and its /healthz?verbose lists the migrated controllers; every node reports that its kube-controller-manager runs none of them; no kube-controller-manager renews the migration lease",
-					lm, p.Spec.Handover.GateBound.Duration, p.Spec.Handover.ExpectedGap.Duration),
+				Gate: fmt.Sprintf("mirror Pods show the new flags and every node reports its kube-controller-manager back, running none of the migrated controllers; the CCM holds Lease %s (at its next retry once the node that saw the holder exit reports it and apply releases the Lease; without that report, about %s after the last renewal; at most %s after every kube-controller-manager went external) and its /healthz?verbose lists the migrated controllers; refused at once: a kube-controller-manager external with leader migration or in-tree without it, and, from the last node's report on, any kube-controller-manager renewing the migration lease (trap C)",
+					lm, p.Spec.Handover.ExpectedGap.Duration, p.Spec.Handover.GateBound.Duration),
 				Timeout: durationOf(nodeTimeout),
 				Undo:    nodeAction(PhaseControlPlaneLeaderMigration, "kube-controller-manager back to the in-tree provider with leader migration (it waits while the CCM holds the lease)"),
 			},
@@ -137,4 +137,13 @@ func ccmAction(kops bool, what string) string {
 		return "kops: the spec.cloudControllerManager edit in spec.kops and `kops update cluster --yes` (kops' own CCM addon); apply waits at the gate"
 	}
 	return what
+}
+
+// orderNote says how to roll a phase that restarts kube-controller-manager
+// over several nodes (order.go says why).
+func orderNote(phase string) string {
+	if !touchesKCMPhase(phase, "") && phase != PhaseRestore+" --scope "+ScopeControlPlane {
+		return ""
+	}
+	return ", one node at a time, the node whose kube-controller-manager leads last (apply prints the order when the step starts; `status -o json` has it as the step's order)"
 }

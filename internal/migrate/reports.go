@@ -17,9 +17,9 @@ import (
 // kube-controller-manager's /healthz?verbose (kubeadm binds it to
 // 127.0.0.1).
 type NodeReport struct {
-	Node  string      `json:"node"`
-	Phase string      `json:"phase"`
-	Time  metav1.Time `json:"time"`
+	Node  string           `json:"node"`
+	Phase string           `json:"phase"`
+	Time  metav1.MicroTime `json:"time"`
 	// Changed lists the node files the phase changed (empty on a re-run).
 	Changed []string `json:"changed"`
 	// KCMHealthz lists the checks kube-controller-manager's /healthz?verbose
@@ -27,6 +27,31 @@ type NodeReport struct {
 	// it could not be read.
 	KCMHealthz      []string `json:"kcmHealthz,omitempty"`
 	KCMHealthzError string   `json:"kcmHealthzError,omitempty"`
+	// InProgress marks the report the node writes as soon as the local
+	// kube-controller-manager it replaced has exited, before the new one
+	// answers: it carries Departed, and no gate counts it as the phase done.
+	InProgress bool `json:"inProgress,omitempty"`
+	// Departed is the kube-controller-manager process the phase replaced,
+	// when it held a leader-election Lease: proof that its holder is gone,
+	// on which apply releases the Lease instead of waiting for it to
+	// expire.
+	Departed *Departure `json:"departed,omitempty"`
+}
+
+// Departure is a lease holder the node saw exit.
+type Departure struct {
+	// Identity is the holder identity the process held Leases under
+	// (<hostname>_<uuid>).
+	Identity string `json:"identity"`
+	// Leases are the names (in kube-system) it held when the node step
+	// looked, before it changed the manifest.
+	Leases []string `json:"leases"`
+	// PID and StartTime identified the process (/proc) across PID reuse.
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"startTime"`
+	// ExitedAt is when the node first saw the process gone: not running,
+	// or a zombie. A stopped (SIGSTOP) process is not gone.
+	ExitedAt metav1.MicroTime `json:"exitedAt"`
 }
 
 // reportKey is the node's key in the reports ConfigMap (a ConfigMap key

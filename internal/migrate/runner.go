@@ -77,12 +77,18 @@ type env struct {
 	out         io.Writer
 	now         func() time.Time
 	stepStarted time.Time
-	// kcmLastRenew is kube-controller-manager's last renewal of the
-	// migration lease seen by the cut-over gate.
-	kcmLastRenew time.Time
-	// kcmExternalSince is when the cut-over gate first saw every
-	// kube-controller-manager external: the hand-over bound starts there.
-	kcmExternalSince time.Time
+	// cutOver is what the cut-over gate keeps between looks.
+	cutOver cutOverMemory
+	// stepUndo: the step runs its undo.
+	stepUndo bool
+	// orderReason says why a node step's order is what it is.
+	orderReason string
+	// ccmPods are the Pods that may be each CCM holder seen
+	// (releaseGoneCCM).
+	ccmPods ccmHolderPods
+	// migrationReleased is the release of the migration lease on a node's
+	// report that its holder exited, if there was one.
+	migrationReleased *release
 	// ns is the CCM's namespace (the plan's install values, defaulted).
 	ns     string
 	update func(context.Context, func(*Journal) error) (*Journal, error)
@@ -284,18 +290,29 @@ func (r *Runner) runStep(ctx context.Context, e *env, i int, s *Step, undo bool)
 		}
 	}
 	e.stepStarted = r.now()
+	e.cutOver, e.migrationReleased, e.ccmPods, e.stepUndo = cutOverMemory{}, nil, nil, undo
+	var order []string
+	if phase != "" && action == nil {
+		order = e.nodeOrder(ctx, s, phase, scope)
+	}
 	if _, err := e.update(ctx, func(j *Journal) error {
 		rec := j.Record(s.Name)
 		if rec == nil {
 			return fmt.Errorf("the journal has no step %s", s.Name)
 		}
 		started := metav1.NewTime(e.stepStarted)
-		rec.State, rec.Started, rec.Finished, rec.Message, rec.Evidence = state, &started, nil, "", nil
+		rec.State, rec.Started, rec.Finished, rec.Message, rec.Evidence, rec.Order = state, &started, nil, "", nil, order
 		return nil
 	}); err != nil {
 		return err
 	}
 	r.printf("%s %d/%d %s: %s", verb, i+1, total, s.Name, describe(s, undo))
+	if restartsCCM(s, undo) {
+		// Before the Pods change: which Pods the leading CCM may be.
+		if _, err := e.releaseGoneCCM(ctx); err != nil {
+			r.printf("  %v (the Lease will expire instead)", err)
+		}
+	}
 	if action != nil {
 		if err := action(ctx, e, s); err != nil {
 			return r.fail(ctx, e, s, undo, fmt.Errorf("%s %s: %w", verb, s.Name, err))
@@ -308,7 +325,12 @@ func (r *Runner) runStep(ctx context.Context, e *env, i int, s *Step, undo bool)
 		if r.NodeCommand != nil {
 			cmd = r.NodeCommand(phase, scope)
 		}
-		r.printf("  waiting for the node step on %s: run there `%s`", strings.Join(s.Nodes, ", "), cmd)
+		if len(order) > 1 {
+			r.printf("  waiting for the node step: run `%s` on one node at a time, each after the previous one finished, in this order: %s", cmd, strings.Join(order, ", "))
+			r.printf("  (%s)", e.orderReason)
+		} else {
+			r.printf("  waiting for the node step on %s: run there `%s`", strings.Join(s.Nodes, ", "), cmd)
+		}
 	}
 	res, err := r.waitGate(ctx, e, s, gate)
 	if err != nil {
@@ -378,6 +400,18 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 			lastGuard = r.now()
 			if err := checkGuards(ctx, e.client, e.journal.Baseline); err != nil {
 				return last, err
+			}
+		}
+		if s.Runs == RunsNodes {
+			// A node saw a Lease holder exit: release its Leases now
+			// rather than a lease duration later.
+			if _, err := e.releaseDeparted(ctx); err != nil {
+				r.printf("  %v (the Lease will expire instead)", err)
+			}
+		}
+		if restartsCCM(s, e.stepUndo) {
+			if _, err := e.releaseGoneCCM(ctx); err != nil {
+				r.printf("  %v (the Lease will expire instead)", err)
 			}
 		}
 		res, err := gate(ctx, e, s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -300,10 +301,69 @@ func (e *env) kcmHoldsMigrationLease(ctx context.Context, ev []string) (gateResu
 }
 
 // kcmInTreeGate (undo of kcm-leader-migration and kcm-external): every
-// kube-controller-manager is back to the plain in-tree provider.
-func kcmInTreeGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
+// kube-controller-manager is back to the plain in-tree provider, and one of
+// them leads again. The cluster is as before only then: until a
+// kube-controller-manager holds Lease kube-controller-manager no manager
+// runs the cloud loops (after a restart without a release, one lease
+// duration).
+func kcmInTreeGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 	ok, ev, err := e.kcmAllIn(ctx, "in-tree")
-	return gateResult{ok: ok, evidence: ev}, err
+	if err != nil || !ok {
+		return waiting(ev...), err
+	}
+	reports, missing, err := e.nodeReportsFor(ctx, s.Nodes, PhaseRestore)
+	if err != nil {
+		return gateResult{}, err
+	}
+	if len(missing) > 0 {
+		return waiting(append(ev, "no report of phase restore yet from "+strings.Join(missing, ", "))...), nil
+	}
+	l, err := readLeases(ctx, e.client)
+	if err != nil {
+		return gateResult{}, err
+	}
+	res := decideInTreeLeads(reports, l.KCM, e.now())
+	return gateResult{ok: res.ok, evidence: append(ev, res.evidence...)}, nil
+}
+
+// decideInTreeLeads: once every node reported its kube-controller-manager
+// restored (each report is written after the new process answered, so no
+// process of before is left), a kube-controller-manager that renews Lease
+// kube-controller-manager after the last report is a restored one, and a
+// plain in-tree kube-controller-manager that leads starts every controller,
+// the cloud loops with them. It lists them in /healthz?verbose only once all
+// have started (11-13 s after taking the Lease, measured on the test bed),
+// and only its node can read that; so the gate waits until the leader has
+// held the Lease, renewing it, for one lease duration: a
+// kube-controller-manager whose controllers fail to start exits and stops
+// renewing well within it.
+func decideInTreeLeads(reports map[string]NodeReport, main lease, now time.Time) gateResult {
+	var last time.Time
+	var shown []string
+	for _, n := range slices.Sorted(maps.Keys(reports)) {
+		r := reports[n]
+		if r.Time.Time.After(last) {
+			last = r.Time.Time
+		}
+		if running := Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
+			shown = append(shown, fmt.Sprintf("%s: kube-controller-manager /healthz?verbose lists %v", n, running))
+		}
+	}
+	d := main.Duration
+	if d <= 0 {
+		d = DefaultLeaseDuration
+	}
+	ev := []string{fmt.Sprintf("Lease %s: holder %q, acquired %s, renewed %s", leadermigration.KCMLeaseName, main.Holder,
+		main.Acquired.UTC().Format("15:04:05.000"), main.Renewed.UTC().Format("15:04:05.000"))}
+	switch {
+	case !main.fresh(now):
+		return waiting(append(ev, "no kube-controller-manager leads yet")...)
+	case !main.Renewed.After(last):
+		return waiting(append(ev, "waiting for a restored kube-controller-manager to lead")...)
+	case main.Renewed.Sub(main.Acquired) < d:
+		return waiting(append(ev, fmt.Sprintf("a restored kube-controller-manager leads since %s; waiting until it has led for %s (it starts every controller)", main.Acquired.UTC().Format("15:04:05.000"), d))...)
+	}
+	return passed(append(append(ev, fmt.Sprintf("a restored kube-controller-manager has led for %s, renewing: it runs every controller, the cloud loops included", main.Renewed.Sub(main.Acquired).Round(time.Second))), shown...)...)
 }
 
 // kcmLeaderMigrationMirrorGate (undo of cut-over): kube-controller-manager
@@ -357,6 +417,18 @@ func installCCMGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 		return gateResult{}, err
 	}
 	ev := []string{l.String()}
+	if e.leaderMigration() {
+		pods, _, err := e.kcmFlags(ctx)
+		if err != nil {
+			return gateResult{}, err
+		}
+		for _, p := range pods {
+			if kcmMode(p.Flags) == "in-tree" {
+				return gateResult{}, &GuardError{Problems: []string{fmt.Sprintf(
+					"split brain risk: kube-controller-manager on %s runs the in-tree provider without leader migration; it runs the cloud loops whenever it leads, whoever holds the migration lease: run `migrate-from-intree node --phase %s` there", p.Node, PhaseControlPlaneLeaderMigration)}}
+			}
+		}
+	}
 	if !l.CCM.fresh(e.now()) || l.CCM.Renewed.Before(e.stepStarted.Add(-time.Second)) {
 		return waiting(append(ev, "the CCM does not lead its lease yet")...), nil
 	}
@@ -469,6 +541,11 @@ func finalizeGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
 	if !ok || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--enable-leader-migration") }) {
 		return waiting("the CCM's workload still has leader migration"), nil
 	}
+	// Every Pod without it first: a Pod of before still contends the
+	// migration lease, whose RBAC this gate removes.
+	if state, done, err := e.ccmRolledOut(ctx); err != nil || !done {
+		return waiting("the CCM's workload without leader migration is rolling out: " + state), err
+	}
 	l, err := readLeases(ctx, e.client)
 	if err != nil {
 		return gateResult{}, err
@@ -520,6 +597,8 @@ func unfinalize(ctx context.Context, e *env, s *Step) error {
 	return installCCM(ctx, e, s)
 }
 
+// unfinalizeGate: the CCM's workload runs with leader migration again, is
+// rolled out (no Pod without it is left to lead), and a CCM leads.
 func unfinalizeGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
 	args, ok, err := e.ccmWorkloadArgs(ctx)
 	if err != nil {
@@ -528,5 +607,33 @@ func unfinalizeGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
 	if !ok || !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--enable-leader-migration") }) {
 		return waiting("the CCM's workload has no leader migration yet"), nil
 	}
-	return passed("the CCM's workload runs with leader migration again"), nil
+	state, done, err := e.ccmRolledOut(ctx)
+	if err != nil || !done {
+		return waiting("the CCM's workload with leader migration is rolling out: " + state), err
+	}
+	l, err := readLeases(ctx, e.client)
+	if err != nil {
+		return gateResult{}, err
+	}
+	if !l.CCM.fresh(e.now()) {
+		return waiting("the CCM's workload is rolled out ("+state+"); waiting for a CCM to lead", l.String()), nil
+	}
+	return passed("the CCM's workload runs with leader migration again, rolled out: "+state, l.String()), nil
+}
+
+// ccmRolledOut says whether the CCM's DaemonSet or Deployment has rolled
+// out its current generation: until then a Pod of the one before may lead.
+func (e *env) ccmRolledOut(ctx context.Context) (string, bool, error) {
+	ds, err := e.client.AppsV1().DaemonSets(e.ns).Get(ctx, install.AppName, metav1.GetOptions{})
+	if err == nil {
+		return apply.DaemonSetRolledOut(ds)
+	}
+	if !apierrors.IsNotFound(err) {
+		return "", false, err
+	}
+	d, err := e.client.AppsV1().Deployments(e.ns).Get(ctx, install.AppName, metav1.GetOptions{})
+	if err != nil {
+		return "", false, err
+	}
+	return apply.DeploymentRolledOut(d)
 }

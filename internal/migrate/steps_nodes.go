@@ -26,7 +26,7 @@ func (e *env) nodeReportsFor(ctx context.Context, nodes []string, phase string) 
 	var missing []string
 	for _, n := range nodes {
 		r, ok := all[n]
-		if !ok || r.Phase != phase || r.Time.Time.Before(e.stepStarted.Add(-time.Second)) {
+		if !ok || r.Phase != phase || r.InProgress || r.Time.Time.Before(e.stepStarted.Add(-time.Second)) {
 			missing = append(missing, n)
 			continue
 		}
@@ -92,94 +92,6 @@ func (e *env) kcmReportsQuiet(ctx context.Context, s *Step) (bool, []string, err
 		ev = append(ev, fmt.Sprintf("%s: kube-controller-manager runs none of %v", n, leadermigration.KCMNames()))
 	}
 	return ok, ev, nil
-}
-
-// cutOverGate: every kube-controller-manager runs external without leader
-// migration, the apiserver lost the in-tree flags, the CCM took the
-// migration lease and runs the migrated controllers, and no
-// kube-controller-manager runs them. It measures the hand-over.
-func cutOverGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
-	l, err := readLeases(ctx, e.client)
-	if err != nil {
-		return gateResult{}, err
-	}
-	e.trackHandover(l)
-	pods, _, err := e.kcmFlags(ctx)
-	if err != nil {
-		return gateResult{}, err
-	}
-	for _, p := range pods {
-		if kcmMode(p.Flags) == "external with leader migration" {
-			return gateResult{}, &GuardError{Problems: []string{fmt.Sprintf(
-				"trap C: kube-controller-manager on %s was restarted with --cloud-provider=external but still with leader migration; it contends the migration lease and, when it wins, runs nothing: run `migrate-from-intree node --phase %s` there", p.Node, PhaseControlPlaneExternal)}}
-		}
-	}
-	ok, ev, err := e.kcmAllIn(ctx, "external")
-	if err != nil || !ok {
-		return waiting(ev...), err
-	}
-	// The hand-over bound runs from the moment every kube-controller-manager
-	// is seen external: the CCM must hold the migration lease by then.
-	if e.kcmExternalSince.IsZero() {
-		e.kcmExternalSince = e.now()
-	}
-	if bound := e.plan.Spec.Handover.GateBound.Duration; bound > 0 && l.migrationHolder() != leadermigration.ComponentCCM && e.now().Sub(e.kcmExternalSince) > bound {
-		return gateResult{}, &GateError{Step: s.Name, Timeout: bound, Evidence: append(ev, l.String(),
-			fmt.Sprintf("the CCM did not take the migration lease within the hand-over bound %s of kube-controller-manager going external", bound))}
-	}
-	apiOK, apiEv, err := e.apiserverExternal(ctx)
-	if err != nil {
-		return gateResult{}, err
-	}
-	ev = append(ev, apiEv...)
-	ev = append(ev, l.String())
-	if holder := l.migrationHolder(); holder == leadermigration.ComponentKCM && l.Migration.fresh(e.now()) && l.Migration.Renewed.After(e.stepStarted.Add(DefaultLeaseDuration)) {
-		return gateResult{}, &GuardError{Problems: []string{"trap C: a kube-controller-manager renewed the migration lease after the cut-over: " + l.String()}}
-	}
-	if l.migrationHolder() != leadermigration.ComponentCCM || !l.Migration.fresh(e.now()) || !apiOK {
-		return waiting(ev...), nil
-	}
-	pod, checks, err := ccmHealthz(ctx, e.client, e.ns)
-	if err != nil {
-		return waiting(append(ev, err.Error())...), nil
-	}
-	ev = append(ev, fmt.Sprintf("CCM Pod %s /healthz?verbose: %s", pod, strings.Join(checks, ", ")))
-	if got := Running(checks, e.migratedCCMControllers()); len(got) < len(e.migratedCCMControllers()) {
-		return waiting(ev...), nil
-	}
-	quiet, qEv, err := e.kcmReportsQuiet(ctx, s)
-	if err != nil {
-		return gateResult{}, err
-	}
-	ev = append(ev, qEv...)
-	if !quiet {
-		return waiting(ev...), nil
-	}
-	h := e.handover(l)
-	if _, err := e.update(ctx, func(j *Journal) error { j.Handover = h; return nil }); err != nil {
-		return gateResult{}, err
-	}
-	return passed(append(ev, fmt.Sprintf("hand-over: the CCM took the migration lease %s after kube-controller-manager's last renewal (expected about %s, bound %s)",
-		h.Gap.Duration.Round(10*time.Millisecond), e.plan.Spec.Handover.ExpectedGap.Duration, e.plan.Spec.Handover.GateBound.Duration))...), nil
-}
-
-// trackHandover remembers kube-controller-manager's last renewal of the
-// migration lease.
-func (e *env) trackHandover(l leases) {
-	if l.migrationHolder() == leadermigration.ComponentKCM && l.Migration.Renewed.After(e.kcmLastRenew) {
-		e.kcmLastRenew = l.Migration.Renewed
-	}
-}
-
-func (e *env) handover(l leases) *HandoverRecord {
-	acquired := metav1.NewMicroTime(l.Migration.Acquired)
-	h := &HandoverRecord{CCMAcquired: &acquired, CCMIdentity: l.Migration.Holder}
-	if !e.kcmLastRenew.IsZero() {
-		last := metav1.NewMicroTime(e.kcmLastRenew)
-		h.KCMLastRenew = &last
-		h.Gap = metav1.Duration{Duration: l.Migration.Acquired.Sub(e.kcmLastRenew)}
-	}
-	return h
 }
 
 // kcmExternalGate (restart mode): every kube-controller-manager runs

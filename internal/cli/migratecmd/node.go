@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
 	"github.com/awsccmctl/awsccmctl/internal/migrate/nodephase"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/procwatch"
 )
 
 type nodeOptions struct {
@@ -96,6 +98,29 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 	if err != nil {
 		return err
 	}
+	name := o.NodeName
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	// Before the manifest changes: which local process holds which Lease,
+	// so that its exit can be reported and the Lease released at once.
+	var local *migrate.LocalKCM
+	var reporter kubernetes.Interface
+	if !o.DryRun && kubeconfig != "" {
+		if reporter, err = reportClient(kubeconfig); err != nil {
+			return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+		}
+		if touchesKCM(phase, nodephase.Scope(o.Scope)) {
+			local, err = identifyLocalKCM(ctx, reporter, o.Root)
+			switch {
+			case err != nil:
+				fmt.Fprintf(streams.Err, "could not tell which Leases the local kube-controller-manager holds (%v): they will expire instead of being released\n", err)
+			case local != nil && local.Identity != "":
+				fmt.Fprintf(streams.Err, "the local kube-controller-manager (%s) holds %v as %s: run this phase on this node after the other control-plane nodes, so the Leases change hands once\n",
+					local.Process, local.Leases, local.Identity)
+			}
+		}
+	}
 	res, err := nodephase.Apply(nodephase.Options{
 		Root: o.Root, Phase: phase, Scope: nodephase.Scope(o.Scope), DryRun: o.DryRun,
 		LeaderMigrationConfig: lm, ProviderID: o.ProviderID, HostnameOverride: o.HostnameOverride,
@@ -108,20 +133,33 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 	}
 	var report *migrate.NodeReport
 	if !o.DryRun {
-		name := o.NodeName
-		if name == "" {
-			name, _ = os.Hostname()
-		}
-		report = &migrate.NodeReport{Node: name, Phase: string(phase), Time: metav1.Now()}
+		report = &migrate.NodeReport{Node: name, Phase: string(phase)}
 		report.Changed = res.ChangedPaths()
+		if res.Changed && local != nil && local.Identity != "" && o.Wait > 0 {
+			report.Departed, err = awaitDeparture(ctx, local, o.Wait)
+			if err != nil {
+				fmt.Fprintf(streams.Err, "%v: its Leases will expire instead of being released\n", err)
+			} else if reporter != nil {
+				// At once, before the new one answers: apply releases the
+				// Leases on this report.
+				early := *report
+				early.InProgress, early.Time = true, metav1.NowMicro()
+				if err := migrate.WriteNodeReport(ctx, reporter, early); err != nil {
+					return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+				}
+				fmt.Fprintf(streams.Err, "kube-controller-manager %s exited at %s; reported, so apply releases %v\n",
+					local.Process, report.Departed.ExitedAt.UTC().Format("15:04:05.000"), local.Leases)
+			}
+		}
 		if touchesKCM(phase, nodephase.Scope(o.Scope)) && o.Wait > 0 {
 			report.KCMHealthz, err = waitKCM(ctx, o.Root, phase, o.Wait, streams.Err)
 			if err != nil {
 				report.KCMHealthzError = err.Error()
 			}
 		}
-		if kubeconfig != "" {
-			if err := writeReport(ctx, kubeconfig, *report); err != nil {
+		report.Time = metav1.NowMicro()
+		if reporter != nil {
+			if err := migrate.WriteNodeReport(ctx, reporter, *report); err != nil {
 				return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
 			}
 			fmt.Fprintf(streams.Err, "reported phase %s of %s to kube-system/%s\n", phase, report.Node, migrate.ReportsName)
@@ -165,31 +203,81 @@ func touchesKCM(p nodephase.Phase, scope nodephase.Scope) bool {
 	return false
 }
 
-// waitKCM waits for the local kube-controller-manager to answer
-// /healthz?verbose as the phase wants: after control-plane-external, with
-// none of the migrated controllers. A node without one returns nothing.
-func waitKCM(ctx context.Context, root string, phase nodephase.Phase, wait time.Duration, log io.Writer) ([]string, error) {
+// localKCMEndpoint returns the local kube-controller-manager's
+// /healthz?verbose address and port, from its static Pod manifest; ok is
+// false on a node without one.
+func localKCMEndpoint(root string) (url string, port int, ok bool, err error) {
 	n, err := nodefiles.Read(root)
 	if err != nil {
-		return nil, err
+		return "", 0, false, err
 	}
 	pod := n.StaticPods[leadermigration.ComponentKCM]
 	if pod == nil {
-		return nil, nil
+		return "", 0, false, nil
 	}
-	port, ok := pod.Flags.Get("secure-port")
+	p, ok := pod.Flags.Get("secure-port")
 	if !ok {
-		port = "10257"
+		p = "10257"
+	}
+	if port, err = strconv.Atoi(p); err != nil {
+		return "", 0, false, fmt.Errorf("kube-controller-manager --secure-port=%s: %w", p, err)
 	}
 	host, _ := pod.Flags.Get("bind-address")
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
-	url := "https://" + net.JoinHostPort(host, port) + "/healthz?verbose"
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		// The component's self-signed serving certificate, on this node.
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // #nosec G402 -- loopback, read-only health endpoint
-	}}
+	return "https://" + net.JoinHostPort(host, p) + "/healthz?verbose", port, true, nil
+}
+
+// healthzClient reads a component's /healthz on this node.
+var healthzClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+	// The component's self-signed serving certificate, on this node.
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // #nosec G402 -- loopback, read-only health endpoint
+}}
+
+// identifyLocalKCM finds the local kube-controller-manager process and the
+// Leases it holds (nil when the node runs none).
+func identifyLocalKCM(ctx context.Context, client kubernetes.Interface, root string) (*migrate.LocalKCM, error) {
+	url, port, ok, err := localKCMEndpoint(root)
+	if err != nil || !ok {
+		return nil, err
+	}
+	// The host's /proc whatever --root is: the process runs on the host.
+	proc, err := procwatch.New("")
+	if err != nil {
+		return nil, err
+	}
+	return migrate.IdentifyLocalKCM(ctx, client, proc, port, func(ctx context.Context) ([]string, error) {
+		return getHealthz(ctx, healthzClient, url)
+	})
+}
+
+// awaitDeparture waits, up to wait, for the local kube-controller-manager
+// seen before the change to exit. A process that is stopped, not gone,
+// never counts.
+func awaitDeparture(ctx context.Context, local *migrate.LocalKCM, wait time.Duration) (*migrate.Departure, error) {
+	proc, err := procwatch.New("")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	t, err := proc.WaitExit(ctx, local.Process, 50*time.Millisecond)
+	if err != nil {
+		return nil, fmt.Errorf("kube-controller-manager %s did not exit within %s: %w", local.Process, wait, err)
+	}
+	return local.Departure(t), nil
+}
+
+// waitKCM waits for the local kube-controller-manager to answer
+// /healthz?verbose as the phase wants: after control-plane-external, with
+// none of the migrated controllers. A node without one returns nothing.
+func waitKCM(ctx context.Context, root string, phase nodephase.Phase, wait time.Duration, log io.Writer) ([]string, error) {
+	url, _, ok, err := localKCMEndpoint(root)
+	if err != nil || !ok {
+		return nil, err
+	}
+	client := healthzClient
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	last := "no answer yet"
@@ -229,16 +317,14 @@ func getHealthz(ctx context.Context, client *http.Client, url string) ([]string,
 	return migrate.HealthzChecks(string(body)), nil
 }
 
-func writeReport(ctx context.Context, kubeconfig string, r migrate.NodeReport) error {
+// reportClient is the client the node reports with (and reads the Leases
+// with: the node's own credentials, which migration-rbac grants both).
+func reportClient(kubeconfig string) (kubernetes.Interface, error) {
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &kubeconfig
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
-		return fmt.Errorf("--kubeconfig: %w", err)
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	return migrate.WriteNodeReport(ctx, cs, r)
+	return kubernetes.NewForConfig(cfg)
 }

@@ -31,7 +31,7 @@ func WaitRollout(ctx context.Context, cs kubernetes.Interface, objs []*unstructu
 				if err != nil {
 					return "", false, err
 				}
-				return daemonSetRolledOut(ds)
+				return DaemonSetRolledOut(ds)
 			}
 		case "Deployment.apps":
 			check = func(ctx context.Context) (string, bool, error) {
@@ -39,7 +39,7 @@ func WaitRollout(ctx context.Context, cs kubernetes.Interface, objs []*unstructu
 				if err != nil {
 					return "", false, err
 				}
-				return deploymentRolledOut(d)
+				return DeploymentRolledOut(d)
 			}
 		default:
 			continue
@@ -51,7 +51,9 @@ func WaitRollout(ctx context.Context, cs kubernetes.Interface, objs []*unstructu
 	return nil
 }
 
-func daemonSetRolledOut(ds *appsv1.DaemonSet) (string, bool, error) {
+// DaemonSetRolledOut says how far a DaemonSet's rollout is, and whether
+// its current generation is rolled out.
+func DaemonSetRolledOut(ds *appsv1.DaemonSet) (string, bool, error) {
 	s := ds.Status
 	state := fmt.Sprintf("%d of %d Pods updated, %d available", s.UpdatedNumberScheduled, s.DesiredNumberScheduled, s.NumberAvailable)
 	if s.ObservedGeneration < ds.Generation {
@@ -63,7 +65,9 @@ func daemonSetRolledOut(ds *appsv1.DaemonSet) (string, bool, error) {
 	return state, s.UpdatedNumberScheduled == s.DesiredNumberScheduled && s.NumberAvailable == s.DesiredNumberScheduled, nil
 }
 
-func deploymentRolledOut(d *appsv1.Deployment) (string, bool, error) {
+// DeploymentRolledOut says how far a Deployment's rollout is, and whether
+// its current generation is rolled out.
+func DeploymentRolledOut(d *appsv1.Deployment) (string, bool, error) {
 	s := d.Status
 	want := int32(1)
 	if d.Spec.Replicas != nil {
