@@ -61,6 +61,10 @@ type Options struct {
 	// StopGrace is how long a process gets between SIGTERM and SIGKILL.
 	// Default: DefaultStopGrace.
 	StopGrace time.Duration
+	// Hostname, if set, is the host name the processes see (Linux: a UTS
+	// namespace of their own, set by /bin/sh's hostname before it execs
+	// the binary); by default they see the machine's.
+	Hostname string
 	// Logf, if set, receives a line for each start, exit, stop and error.
 	Logf func(format string, args ...any)
 }

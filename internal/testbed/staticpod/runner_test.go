@@ -42,9 +42,10 @@ func TestMain(m *testing.M) {
 
 // fakeRecord is what the fake component appends to its --argv-file.
 type fakeRecord struct {
-	Pid  int      `json:"pid"`
-	Args []string `json:"args"`
-	Env  []string `json:"env"`
+	Pid      int      `json:"pid"`
+	Args     []string `json:"args"`
+	Env      []string `json:"env"`
+	Hostname string   `json:"hostname"`
 }
 
 // fakeComponent appends its arguments to the file named by --argv-file,
@@ -65,7 +66,8 @@ func fakeComponent() int {
 	}
 	fmt.Println("fake component running:", strings.Join(os.Args[1:], " "))
 	if argvFile != "" {
-		line, _ := json.Marshal(fakeRecord{Pid: os.Getpid(), Args: os.Args[1:], Env: os.Environ()})
+		host, _ := os.Hostname()
+		line, _ := json.Marshal(fakeRecord{Pid: os.Getpid(), Args: os.Args[1:], Env: os.Environ(), Hostname: host})
 		f, err := os.OpenFile(argvFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -322,6 +324,26 @@ func TestRunsManifestThroughHostPaths(t *testing.T) {
 	}
 	if errs := e.r.Errors(); len(errs) != 0 {
 		t.Errorf("errors: %v", errs)
+	}
+}
+
+// TestHostname: the process sees Options.Hostname, keeps the PID the
+// Runner started (the shell that sets the name execs the binary) and its
+// arguments; the machine's host name is left alone.
+func TestHostname(t *testing.T) {
+	e := setup(t)
+	e.write("kube-controller-manager.yaml", fakeManifest("--v=2"))
+	e.start(staticpod.Options{Hostname: "ip-10-0-9-9"})
+	st := e.waitStarted(1)
+	rec := e.waitRecords(1)[0]
+	if rec.Hostname != "ip-10-0-9-9" {
+		t.Errorf("the process sees host name %q, want ip-10-0-9-9", rec.Hostname)
+	}
+	if rec.Pid != st.Pid || !slices.Contains(rec.Args, "--v=2") {
+		t.Errorf("process pid %d args %q, status pid %d", rec.Pid, rec.Args, st.Pid)
+	}
+	if host, _ := os.Hostname(); host == "ip-10-0-9-9" {
+		t.Error("the machine's host name changed")
 	}
 }
 

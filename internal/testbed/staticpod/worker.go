@@ -3,7 +3,6 @@ package staticpod
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
@@ -177,7 +176,7 @@ func (w *worker) start(ctx context.Context) bool {
 			return false
 		}
 	}
-	cmd := exec.Command(m.binary, m.args...)
+	cmd := commandAs(w.r.opts.Hostname, m.binary, m.args)
 	cmd.Env = append([]string{}, m.env...)
 	cmd.Dir = w.r.opts.Root
 	logPath := w.logPath(m)
