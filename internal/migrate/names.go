@@ -21,7 +21,10 @@ var stepOrder = map[Mode][]string{
 	// finalize comes last: it removes the reports ConfigMap the kubelet
 	// steps' node reports go to.
 	ModeLeaderMigration: {StepVerifyCluster, StepMigrationRBAC, StepKCMLeaderMigration, StepInstallCCM, StepCutOver, StepKubeadmConfig, StepKubeletExternal, StepFinalize},
-	ModeRestart:         {StepVerifyCluster, StepKCMExternal, StepInstallCCM, StepKubeadmConfig, StepKubeletExternal},
+	// Restart mode needs no migration lease, but its node steps report
+	// too: migration-rbac creates only the reports ConfigMap and its Role
+	// there, and finalize removes them.
+	ModeRestart: {StepVerifyCluster, StepMigrationRBAC, StepKCMExternal, StepInstallCCM, StepKubeadmConfig, StepKubeletExternal, StepFinalize},
 }
 
 // Node phases (internal/migrate/nodephase): the names scripts call.

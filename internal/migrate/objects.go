@@ -53,8 +53,13 @@ func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 	if kcm == "" {
 		kcm = DefaultKCMIdentity
 	}
-	objs := []runtime.Object{
-		&rbacv1.Role{
+	reportLeases := releasable
+	if p.Spec.Mode == ModeRestart {
+		reportLeases = []string{leadermigration.KCMLeaseName}
+	}
+	var objs []runtime.Object
+	if p.Spec.Mode != ModeRestart {
+		objs = append(objs, &rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 			ObjectMeta: meta(MigrationRoleName),
 			Rules: []rbacv1.PolicyRule{{
@@ -70,7 +75,9 @@ func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 				{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: kcm},
 				{Kind: rbacv1.ServiceAccountKind, Name: install.ServiceAccountName, Namespace: v.Namespace},
 			},
-		},
+		})
+	}
+	objs = append(objs,
 		&corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: meta(ReportsName),
@@ -85,7 +92,7 @@ func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 				// Read only: a node tells which Leases its
 				// kube-controller-manager holds before it restarts it.
 				APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
-				ResourceNames: releasable, Verbs: []string{"get"},
+				ResourceNames: reportLeases, Verbs: []string{"get"},
 			}},
 		},
 		&rbacv1.RoleBinding{
@@ -94,7 +101,7 @@ func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ReportsRoleName},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: NodesGroup}},
 		},
-	}
+	)
 	out := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)

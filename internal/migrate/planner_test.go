@@ -352,7 +352,7 @@ func TestBuildPlanRestartMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "verify-cluster,kcm-external,install-ccm,kubeadm-config,kubelet-external/control-plane,kubelet-external/workers"
+	want := "verify-cluster,migration-rbac,kcm-external,install-ccm,kubeadm-config,kubelet-external/control-plane,kubelet-external/workers,finalize"
 	if got := strings.Join(p.StepNames(), ","); got != want {
 		t.Errorf("restart steps = %s, want %s", got, want)
 	}

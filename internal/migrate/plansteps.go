@@ -76,6 +76,15 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 		)
 	} else {
 		steps = append(steps, Step{
+			Name: StepMigrationRBAC, Runs: RunsCluster, Mutating: true,
+			Description:  "let nodes report their phases",
+			Precondition: "verify-cluster passed",
+			Action: fmt.Sprintf("server-side apply the reports ConfigMap %s with Role/RoleBinding %s (get, patch on it, and get on Lease %s, for group %s)",
+				ReportsName, ReportsRoleName, leadermigration.KCMLeaseName, NodesGroup),
+			Gate:    "the reports ConfigMap exists",
+			Timeout: durationOf(time.Minute),
+			Undo:    "delete those objects",
+		}, Step{
 			Name: StepKCMExternal, Runs: RunsNodes, Phase: PhaseControlPlaneExternal, Nodes: cp, Mutating: true,
 			Description:  fmt.Sprintf("turn the cloud loops off in kube-controller-manager (restart mode: no manager runs them until the CCM starts, typically under a minute; a Service or Node change in that gap waits)"),
 			Precondition: "verify-cluster passed",
@@ -115,6 +124,17 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 			Gate:         "every node of the group reports the phase; no Node deleted, re-tainted uninitialized or given another providerID",
 			Timeout:      durationOf(nodeTimeout),
 			Undo:         nodeAction(PhaseRestore+" --scope "+ScopeKubelet, "put the kubelet's flag files back"),
+		})
+	}
+	if p.Spec.Mode == ModeRestart {
+		steps = append(steps, Step{
+			Name: StepFinalize, Runs: RunsCluster, Mutating: true,
+			Description:  "remove what the migration added",
+			Precondition: "the CCM runs the migrated controllers",
+			Action:       ccmAction(kops, "server-side apply install's objects (unchanged: the CCM has no leader migration in restart mode)"),
+			Gate:         fmt.Sprintf("the CCM leads and its /healthz?verbose lists the migrated controllers; then the reports ConfigMap %s and its Role/RoleBinding are deleted", ReportsName),
+			Timeout:      durationOf(5 * time.Minute),
+			Undo:         "apply the reports ConfigMap and its Role again",
 		})
 	}
 	if p.Spec.Mode == ModeLeaderMigration {

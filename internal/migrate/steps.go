@@ -155,6 +155,12 @@ func applyRBAC(ctx context.Context, e *env, _ *Step) error {
 // may get and update the migration lease; without it the manager that lacks
 // it never takes the lease.
 func rbacGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
+	if !e.leaderMigration() {
+		if _, err := e.client.CoreV1().ConfigMaps(Namespace).Get(ctx, ReportsName, metav1.GetOptions{}); err != nil {
+			return waiting(fmt.Sprintf("ConfigMap %s/%s: %v", Namespace, ReportsName, err)), nil
+		}
+		return passed(fmt.Sprintf("ConfigMap %s/%s exists; %s may write it", Namespace, ReportsName, NodesGroup)), nil
+	}
 	v, err := e.plan.Values()
 	if err != nil {
 		return gateResult{}, err
@@ -554,7 +560,9 @@ func finalizeGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
 	if l.migrationHolder() == leadermigration.ComponentKCM && l.Migration.fresh(e.now()) {
 		return gateResult{}, &GuardError{Problems: []string{"kube-controller-manager holds the migration lease after the cut-over (it still runs with leader migration, trap C): " + l.String()}}
 	}
-	if !l.CCM.fresh(e.now()) || l.CCM.Acquired.Before(e.stepStarted.Add(-time.Second)) {
+	// In leader-migration mode finalize restarts the CCM: one started since
+	// must lead. In restart mode it changes nothing.
+	if !l.CCM.fresh(e.now()) || (e.leaderMigration() && l.CCM.Acquired.Before(e.stepStarted.Add(-time.Second))) {
 		return waiting(append(ev, "waiting for a CCM without leader migration to lead")...), nil
 	}
 	pod, checks, err := ccmHealthz(ctx, e.client, e.ns)
@@ -599,7 +607,10 @@ func unfinalize(ctx context.Context, e *env, s *Step) error {
 
 // unfinalizeGate: the CCM's workload runs with leader migration again, is
 // rolled out (no Pod without it is left to lead), and a CCM leads.
-func unfinalizeGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
+func unfinalizeGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
+	if !e.leaderMigration() {
+		return rbacGate(ctx, e, s)
+	}
 	args, ok, err := e.ccmWorkloadArgs(ctx)
 	if err != nil {
 		return gateResult{}, err
