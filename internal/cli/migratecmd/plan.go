@@ -118,8 +118,11 @@ permissions, ...), and a kube-controller-manager that runs cloud routes.`,
 			}
 			fmt.Fprintf(streams.Out, "  %d. %-34s %s (%s; timeout %s)\n", i+1, s.Name, s.Description, where, s.Timeout.Duration)
 		}
-		fmt.Fprintf(streams.Out, "expected hand-over gap: about %s (gate bound %s)\nnext: awsccmctl migrate-from-intree apply --plan %s\n",
-			p.Spec.Handover.ExpectedGap.Duration, p.Spec.Handover.GateBound.Duration, o.File)
+		if p.Spec.Mode == migrate.ModeLeaderMigration {
+			fmt.Fprintf(streams.Out, "expected hand-over gap: about a second once the node that restarts the holder reports its exit (run the node steps with --kubeconfig); about %s without that report (gate bound %s)\n",
+				p.Spec.Handover.ExpectedGap.Duration, p.Spec.Handover.GateBound.Duration)
+		}
+		fmt.Fprintf(streams.Out, "next: awsccmctl migrate-from-intree apply --plan %s\n", o.File)
 		return nil
 	}
 	return cmd
