@@ -39,7 +39,8 @@ func (l lease) fresh(now time.Time) bool {
 	return l.Exists && l.Holder != "" && now.Sub(l.Renewed) <= d
 }
 
-func readLease(ctx context.Context, client kubernetes.Interface, namespace, name string) (lease, error) {
+func readLease(ctx context.Context, client kubernetes.Interface, name string) (lease, error) {
+	namespace := leadermigration.LeaseNamespace
 	l, err := client.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return lease{}, nil
@@ -96,14 +97,13 @@ func (l leases) String() string {
 func readLeases(ctx context.Context, client kubernetes.Interface) (leases, error) {
 	var out leases
 	var err error
-	ns := leadermigration.LeaseNamespace
-	if out.KCM, err = readLease(ctx, client, ns, leadermigration.KCMLeaseName); err != nil {
+	if out.KCM, err = readLease(ctx, client, leadermigration.KCMLeaseName); err != nil {
 		return out, err
 	}
-	if out.CCM, err = readLease(ctx, client, ns, install.LeaseName); err != nil {
+	if out.CCM, err = readLease(ctx, client, install.LeaseName); err != nil {
 		return out, err
 	}
-	out.Migration, err = readLease(ctx, client, ns, leadermigration.LeaseName)
+	out.Migration, err = readLease(ctx, client, leadermigration.LeaseName)
 	return out, err
 }
 

@@ -89,7 +89,7 @@ func IdentifyLocalKCM(ctx context.Context, client kubernetes.Interface, proc pro
 func heldLeases(ctx context.Context, client kubernetes.Interface) (map[string]lease, error) {
 	out := map[string]lease{}
 	for _, name := range releasable {
-		l, err := readLease(ctx, client, leadermigration.LeaseNamespace, name)
+		l, err := readLease(ctx, client, name)
 		if err != nil {
 			return nil, err
 		}

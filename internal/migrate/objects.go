@@ -67,15 +67,15 @@ func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 				ResourceNames: []string{leadermigration.LeaseName}, Verbs: []string{"get", "update"},
 			}},
 		},
-		&rbacv1.RoleBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-			ObjectMeta: meta(MigrationRoleName),
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: MigrationRoleName},
-			Subjects: []rbacv1.Subject{
-				{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: kcm},
-				{Kind: rbacv1.ServiceAccountKind, Name: install.ServiceAccountName, Namespace: v.Namespace},
-			},
-		})
+			&rbacv1.RoleBinding{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+				ObjectMeta: meta(MigrationRoleName),
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: MigrationRoleName},
+				Subjects: []rbacv1.Subject{
+					{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: kcm},
+					{Kind: rbacv1.ServiceAccountKind, Name: install.ServiceAccountName, Namespace: v.Namespace},
+				},
+			})
 	}
 	objs = append(objs,
 		&corev1.ConfigMap{

@@ -48,7 +48,7 @@ func (e *env) nodeOrder(ctx context.Context, s *Step, phase, scope string) []str
 		return nil
 	}
 	order := slices.Clone(s.Nodes)
-	main, err := readLease(ctx, e.client, leadermigration.LeaseNamespace, leadermigration.KCMLeaseName)
+	main, err := readLease(ctx, e.client, leadermigration.KCMLeaseName)
 	if err != nil || !main.fresh(e.now()) {
 		e.orderReason = "no kube-controller-manager leads now (Lease kube-controller-manager is not renewed): any order"
 		return order

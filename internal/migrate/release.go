@@ -134,16 +134,16 @@ type ccmHolderPods map[string][]types.UID
 
 // releaseGoneCCM releases the CCM and migration Leases held by a CCM whose
 // Pod is gone.
-func (e *env) releaseGoneCCM(ctx context.Context) ([]release, error) {
+func (e *env) releaseGoneCCM(ctx context.Context) error {
 	l, err := readLeases(ctx, e.client)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pods, err := e.client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{
 		LabelSelector: labels.SelectorFromSet(labels.Set{install.LabelName: install.AppName}).String(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list CCM Pods: %w", err)
+		return fmt.Errorf("list CCM Pods: %w", err)
 	}
 	live := map[types.UID]bool{}
 	byNode := map[string][]types.UID{}
@@ -153,7 +153,7 @@ func (e *env) releaseGoneCCM(ctx context.Context) ([]release, error) {
 	}
 	holder := l.CCM.Holder
 	if holder == "" || !l.CCM.Exists {
-		return nil, nil
+		return nil
 	}
 	if e.ccmPods == nil {
 		e.ccmPods = ccmHolderPods{}
@@ -162,35 +162,30 @@ func (e *env) releaseGoneCCM(ctx context.Context) ([]release, error) {
 		node, ok := e.nodeOfIdentity(ctx, holder, slices.Sorted(maps.Keys(byNode)))
 		if !ok {
 			e.ccmPods[holder] = nil // cannot tell its Pod: never released
-			return nil, nil
+			return nil
 		}
 		e.ccmPods[holder] = byNode[node]
-		return nil, nil
+		return nil
 	}
 	candidates := e.ccmPods[holder]
 	if len(candidates) == 0 || slices.ContainsFunc(candidates, func(u types.UID) bool { return live[u] }) {
-		return nil, nil
+		return nil
 	}
-	held := map[string]lease{install.LeaseName: l.CCM}
+	names := []string{install.LeaseName}
 	if l.Migration.Holder == holder {
-		held[leadermigration.LeaseName] = l.Migration
+		names = append(names, leadermigration.LeaseName)
 	}
-	var done []release
-	for _, name := range slices.Sorted(maps.Keys(held)) {
+	for _, name := range names {
 		ok, err := e.releaseIfHeld(ctx, name, holder)
 		if err != nil {
-			return done, err
+			return err
 		}
-		if ok {
-			r := release{Lease: name, Identity: holder, Node: "its Pod", ExitedAt: e.now()}
-			done = append(done, r)
-			if e.out != nil {
-				fmt.Fprintf(e.out, "%s   released Lease %s/%s held by %s: its CCM Pod is gone\n",
-					e.now().UTC().Format("15:04:05.000"), leadermigration.LeaseNamespace, name, holder)
-			}
+		if ok && e.out != nil {
+			fmt.Fprintf(e.out, "%s   released Lease %s/%s held by %s: its CCM Pod is gone\n",
+				e.now().UTC().Format("15:04:05.000"), leadermigration.LeaseNamespace, name, holder)
 		}
 	}
-	return done, nil
+	return nil
 }
 
 // releaseIfHeld clears the Lease's holder if it is still identity,

@@ -309,7 +309,7 @@ func (r *Runner) runStep(ctx context.Context, e *env, i int, s *Step, undo bool)
 	r.printf("%s %d/%d %s: %s", verb, i+1, total, s.Name, describe(s, undo))
 	if restartsCCM(s, undo) {
 		// Before the Pods change: which Pods the leading CCM may be.
-		if _, err := e.releaseGoneCCM(ctx); err != nil {
+		if err := e.releaseGoneCCM(ctx); err != nil {
 			r.printf("  %v (the Lease will expire instead)", err)
 		}
 	}
@@ -410,7 +410,7 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 			}
 		}
 		if restartsCCM(s, e.stepUndo) {
-			if _, err := e.releaseGoneCCM(ctx); err != nil {
+			if err := e.releaseGoneCCM(ctx); err != nil {
 				r.printf("  %v (the Lease will expire instead)", err)
 			}
 		}

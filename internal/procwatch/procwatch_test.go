@@ -28,12 +28,13 @@ import (
 // until killed, so the tests watch real processes through the real /proc.
 func TestMain(m *testing.M) {
 	if os.Getenv("PROCWATCH_HELPER") == "listen" {
-		os.Exit(serve(os.Getenv("PROCWATCH_NET"), os.Getenv("PROCWATCH_ADDR"), os.Getenv("PROCWATCH_REUSEPORT") != ""))
+		serve(os.Getenv("PROCWATCH_NET"), os.Getenv("PROCWATCH_ADDR"), os.Getenv("PROCWATCH_REUSEPORT") != "")
+		os.Exit(1) // serve returns only on an error
 	}
 	os.Exit(m.Run())
 }
 
-func serve(network, addr string, reusePort bool) int {
+func serve(network, addr string, reusePort bool) {
 	var lc net.ListenConfig
 	if reusePort {
 		lc.Control = func(_, _ string, c syscall.RawConn) error {
@@ -47,7 +48,7 @@ func serve(network, addr string, reusePort bool) int {
 	ln, err := lc.Listen(context.Background(), network, addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return
 	}
 	fmt.Println(ln.Addr().(*net.TCPAddr).Port)
 	// Accepting keeps the listener reachable (a collected listener is
@@ -55,7 +56,7 @@ func serve(network, addr string, reusePort bool) int {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			return 1
+			return
 		}
 		c.Close()
 	}
