@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,9 @@ type nodeAgent struct {
 	// override, when it returns true, replaces the node step for a phase
 	// (trap C: a hand edit instead of the tool).
 	override func(step, phase string) bool
+	// pacing, when set, plays a person: one node at a time, in the order
+	// apply printed (reversed with Reverse), with Delay before each.
+	pacing *pacing
 
 	mu   sync.Mutex
 	done map[string]bool // step|state|started
@@ -36,9 +40,27 @@ type nodeAgent struct {
 	wg   sync.WaitGroup
 }
 
+// pacing is how an operator works through a node step.
+type pacing struct {
+	// Delay is the time before running the step on each node, by phase
+	// (a person reading apply's output, SSM, Ansible).
+	Delay func(phase string) time.Duration
+	// Reverse runs the nodes in the other order than apply printed.
+	Reverse bool
+	// OnRun, if set, hears of each node step as it starts.
+	OnRun func(what string)
+}
+
 func startNodeAgent(t *testing.T, plan *migrate.MigrationPlan, roots map[string]string) *nodeAgent {
 	t.Helper()
-	a := &nodeAgent{t: t, plan: plan, roots: roots, kubeconfigs: map[string]string{}, done: map[string]bool{}, stop: make(chan struct{})}
+	return startPacedNodeAgent(t, plan, roots, nil)
+}
+
+// startPacedNodeAgent is startNodeAgent at a person's pace (nil: machine
+// speed, the plan's node order).
+func startPacedNodeAgent(t *testing.T, plan *migrate.MigrationPlan, roots map[string]string, p *pacing) *nodeAgent {
+	t.Helper()
+	a := &nodeAgent{t: t, plan: plan, roots: roots, kubeconfigs: map[string]string{}, done: map[string]bool{}, stop: make(chan struct{}), pacing: p}
 	for n := range roots {
 		kc := t.TempDir() + "/node.kubeconfig"
 		if err := env.cp.ClientCertKubeconfig(kc, "system:node:"+n, []string{"system:nodes"}); err != nil {
@@ -97,10 +119,29 @@ func (a *nodeAgent) loop() {
 		if override != nil && override(rec.Name, phase) {
 			continue
 		}
+		if a.pacing != nil {
+			if len(rec.Order) > 0 {
+				nodes = rec.Order
+			}
+			if a.pacing.Reverse {
+				nodes = slices.Clone(nodes)
+				slices.Reverse(nodes)
+			}
+		}
 		for _, n := range nodes {
+			if a.pacing != nil && a.pacing.Delay != nil {
+				select {
+				case <-a.stop:
+					return
+				case <-time.After(a.pacing.Delay(phase)):
+				}
+			}
+			if a.pacing != nil && a.pacing.OnRun != nil {
+				a.pacing.OnRun(fmt.Sprintf("node step %s %s on %s", rec.Name, phase, n))
+			}
 			out, err := a.runNode(n, phase, scope)
 			a.mu.Lock()
-			a.runs = append(a.runs, fmt.Sprintf("%s %s %s", n, phase, scope))
+			a.runs = append(a.runs, fmt.Sprintf("%s %s %s %s", time.Now().UTC().Format("15:04:05"), n, phase, scope))
 			a.mu.Unlock()
 			if err != nil {
 				a.t.Errorf("node step %s on %s: %v\n%s", phase, n, err, out)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,6 +35,9 @@ import (
 // finishes the deletion, as a kubelet does.
 type ccmKubelet struct {
 	t    *testing.T
+	node string
+	ip   string
+	host string // the node's host name: the Pod runs on the host network
 	dir  string
 	stop chan struct{}
 	done chan struct{}
@@ -41,13 +45,17 @@ type ccmKubelet struct {
 	mu       sync.Mutex
 	proc     *childproc.Process
 	podUID   string
+	hz       func(context.Context) ([]string, error)
 	starts   int
 	unroute  func()
 	logPaths []string
 }
 
-func startCCMKubelet(t *testing.T) *ccmKubelet {
-	k := &ccmKubelet{t: t, dir: t.TempDir(), stop: make(chan struct{}), done: make(chan struct{})}
+func startCCMKubelet(t *testing.T) *ccmKubelet { return startCCMKubeletOn(t, cpA) }
+
+// startCCMKubeletOn plays the CCM Pod's kubelet on a control-plane node.
+func startCCMKubeletOn(t *testing.T, spec cpSpec) *ccmKubelet {
+	k := &ccmKubelet{t: t, node: spec.Node, ip: spec.IP, host: spec.Hostname, dir: t.TempDir(), stop: make(chan struct{}), done: make(chan struct{})}
 	go k.loop()
 	t.Cleanup(func() {
 		close(k.stop)
@@ -86,17 +94,17 @@ func (k *ccmKubelet) sync() {
 		p := &pods.Items[i]
 		// There is no kube-scheduler: bind the DaemonSet controller's Pod
 		// for this node, as the scheduler would.
-		if p.Spec.NodeName == "" && p.DeletionTimestamp == nil && daemonSetNode(p) == cpNode {
+		if p.Spec.NodeName == "" && p.DeletionTimestamp == nil && daemonSetNode(p) == k.node {
 			err := env.kube.CoreV1().Pods(p.Namespace).Bind(ctx, &corev1.Binding{
 				ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID},
-				Target:     corev1.ObjectReference{Kind: "Node", Name: cpNode},
+				Target:     corev1.ObjectReference{Kind: "Node", Name: k.node},
 			}, metav1.CreateOptions{})
 			if err != nil {
 				k.t.Logf("ccm kubelet: bind %s: %v", p.Name, err)
 			}
 			continue
 		}
-		if p.Spec.NodeName != cpNode {
+		if p.Spec.NodeName != k.node {
 			continue
 		}
 		if p.DeletionTimestamp != nil {
@@ -173,7 +181,10 @@ func (k *ccmKubelet) run(ctx context.Context, pod *corev1.Pod) error {
 	// from the ServiceAccount mount; here the kubeconfig carries both.
 	args = append(args, "--kubeconfig="+kubeconfig, "--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
 		"--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1")
-	cmd := exec.Command(env.ccmBin, args...)
+	// On the host network the CCM sees the node's host name, which its
+	// leader-election identity carries.
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `hostname "$0" && exec "$@"`, k.host, env.ccmBin}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUTS}
 	cmd.Env = append(os.Environ(), awsEnv()...)
 	logPath := filepath.Join(dir, "ccm.log")
 	proc, err := childproc.StartLogged("ccm", cmd, logPath)
@@ -181,7 +192,7 @@ func (k *ccmKubelet) run(ctx context.Context, pod *corev1.Pod) error {
 		return err
 	}
 	st := pod.DeepCopy()
-	st.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: cpIP, HostIP: cpIP, PodIPs: []corev1.PodIP{{IP: cpIP}},
+	st.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: k.ip, HostIP: k.ip, PodIPs: []corev1.PodIP{{IP: k.ip}},
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
 	if _, err := env.kube.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, st, metav1.UpdateOptions{}); err != nil {
 		_ = proc.Stop(5 * time.Second)
@@ -190,9 +201,10 @@ func (k *ccmKubelet) run(ctx context.Context, pod *corev1.Pod) error {
 	target, _ := url.Parse("https://127.0.0.1:" + strconv.Itoa(port))
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} // #nosec G402 -- the CCM's self-signed serving cert, on loopback
-	unroute := env.cp.ServeNode(cpIP+":"+strconv.Itoa(install.SecurePort), rp)
+	unroute := env.cp.ServeNode(k.ip+":"+strconv.Itoa(install.SecurePort), rp)
 	k.mu.Lock()
 	k.proc, k.podUID, k.unroute = proc, string(pod.UID), unroute
+	k.hz = healthzOverHTTPS("https://127.0.0.1:" + strconv.Itoa(port))
 	k.logPaths = append(k.logPaths, logPath)
 	k.mu.Unlock()
 	return nil
@@ -210,6 +222,18 @@ func (k *ccmKubelet) kill() {
 	if unroute != nil {
 		unroute()
 	}
+}
+
+// healthz reads the running CCM's /healthz?verbose (an error while none
+// runs).
+func (k *ccmKubelet) healthz(ctx context.Context) ([]string, error) {
+	k.mu.Lock()
+	hz, running := k.hz, k.proc != nil && !k.proc.Exited()
+	k.mu.Unlock()
+	if !running {
+		return nil, fmt.Errorf("no CCM runs on %s", k.node)
+	}
+	return hz(ctx)
 }
 
 // Starts is how many CCM processes were started.

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
+	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/testbed/staticpod"
 )
 
@@ -89,18 +89,46 @@ SigningRegion = %s
 `, clusterID, region, env.awsURL, region, region, env.awsURL, region)
 }
 
-// controlPlane is the fake control-plane node: its root, and the static-Pod
+// cpSpec is one control-plane node: its Node, instance and host name.
+type cpSpec struct {
+	Node, ID, IP, Zone string
+	// Hostname is what the node's processes see as their host name, as on
+	// EC2 (the first label of the private DNS name): their leader-election
+	// identities (<hostname>_<uuid>) name the node.
+	Hostname string
+}
+
+// cpA is the control-plane node of the single-node cases.
+var cpA = cpSpec{Node: cpNode, ID: cpID, IP: cpIP, Zone: "us-east-1a", Hostname: "ip-10-0-1-10"}
+
+// controlPlane is a fake control-plane node: its root, and the static-Pod
 // runner playing its kubelet.
 type controlPlane struct {
+	spec   cpSpec
 	root   string
 	runner *staticpod.Runner
 	port   int
 }
 
-// startControlPlaneNode lays out a kubeadm 1.26 control-plane node running
-// the in-tree provider and starts its kube-controller-manager from the
-// manifest, with the client certificate of system:kube-controller-manager.
+// startControlPlaneNode lays out the kubeadm 1.26 control-plane node of the
+// single-node cases.
 func startControlPlaneNode(t *testing.T) *controlPlane {
+	t.Helper()
+	return startControlPlaneNodeFor(t, cpA)
+}
+
+// startControlPlaneNodeFor lays out a kubeadm 1.26 control-plane node
+// running the in-tree provider and starts its kube-controller-manager from
+// the manifest, with the client certificate of
+// system:kube-controller-manager.
+func startControlPlaneNodeFor(t *testing.T, spec cpSpec) *controlPlane {
+	t.Helper()
+	return startControlPlaneNodeWith(t, spec, nil)
+}
+
+// startControlPlaneNodeWith is startControlPlaneNodeFor with the static-Pod
+// runner's options adjusted by tune (nil: as they are).
+func startControlPlaneNodeWith(t *testing.T, spec cpSpec, tune func(*staticpod.Options)) *controlPlane {
 	t.Helper()
 	port, err := childproc.FreePort()
 	if err != nil {
@@ -119,17 +147,21 @@ func startControlPlaneNode(t *testing.T) *controlPlane {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(root, "etc", "kubernetes", "cloud.conf"), inTreeCloudConfig())
-	runner, err := staticpod.Start(context.Background(), staticpod.Options{
-		Root: root, NodeName: cpNode, Client: env.kube,
+	opts := staticpod.Options{
+		Root: root, NodeName: spec.Node, Client: env.kube, Hostname: spec.Hostname,
 		Binaries: map[string]string{"kube-controller-manager": env.kcmBin},
 		Env:      awsEnv(),
-		Logf:     func(format string, args ...any) { t.Logf("kubelet(%s): "+format, append([]any{cpNode}, args...)...) },
-	})
+		Logf:     func(format string, args ...any) { t.Logf("kubelet(%s): "+format, append([]any{spec.Node}, args...)...) },
+	}
+	if tune != nil {
+		tune(&opts)
+	}
+	runner, err := staticpod.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(runner.Stop)
-	return &controlPlane{root: root, runner: runner, port: port}
+	return &controlPlane{spec: spec, root: root, runner: runner, port: port}
 }
 
 // registerInTreeNode creates a Node as an in-tree kubelet registers it:
@@ -207,10 +239,12 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx con
 	}
 }
 
-func leaseHolder(ctx context.Context, name string) (string, *coordinationv1.Lease) {
-	l, err := env.kube.CoordinationV1().Leases("kube-system").Get(ctx, name, metav1.GetOptions{})
+// kcmLeaseHolder is the holder of kube-controller-manager's Lease ("" when
+// none).
+func kcmLeaseHolder(ctx context.Context) string {
+	l, err := env.kube.CoordinationV1().Leases("kube-system").Get(ctx, leadermigration.KCMLeaseName, metav1.GetOptions{})
 	if err != nil || l.Spec.HolderIdentity == nil {
-		return "", l
+		return ""
 	}
-	return *l.Spec.HolderIdentity, l
+	return *l.Spec.HolderIdentity
 }

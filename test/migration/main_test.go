@@ -68,6 +68,7 @@ func setup(cp *testbed.ControlPlane) error {
 	env.kube = kube
 	f := awsemu.DemoFixture()
 	singleInterface(f)
+	f.Instances = append(f.Instances, haInstances()...)
 	emu, err := awsemu.Serve(f)
 	if err != nil {
 		return fmt.Errorf("start AWS emulator: %w", err)

@@ -99,7 +99,7 @@ func TestMigrateFromInTree(t *testing.T) {
 	s.workerRoot = nodeRoot(t, "kubeadm-worker", nil)
 	s.originals = map[string]map[string]string{s.cp.root: readTree(t, s.cp.root), s.workerRoot: readTree(t, s.workerRoot)}
 	waitFor(t, 90*time.Second, "kube-controller-manager to lead", func(ctx context.Context) (bool, error) {
-		h, _ := leaseHolder(ctx, leadermigration.KCMLeaseName)
+		h := kcmLeaseHolder(ctx)
 		return h != "", nil
 	})
 
