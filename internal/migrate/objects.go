@@ -53,10 +53,6 @@ func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 	if kcm == "" {
 		kcm = DefaultKCMIdentity
 	}
-	reportLeases := releasable
-	if p.Spec.Mode == ModeRestart {
-		reportLeases = []string{leadermigration.KCMLeaseName}
-	}
 	var objs []runtime.Object
 	if p.Spec.Mode != ModeRestart {
 		objs = append(objs, &rbacv1.Role{
@@ -92,7 +88,7 @@ func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 				// Read only: a node tells which Leases its
 				// kube-controller-manager holds before it restarts it.
 				APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
-				ResourceNames: reportLeases, Verbs: []string{"get"},
+				ResourceNames: releasable, Verbs: []string{"get"},
 			}},
 		},
 		&rbacv1.RoleBinding{

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,9 +26,12 @@ func TestMigrateRestartMode(t *testing.T) {
 	ensureKubeadmConfig(t)
 	cp := startControlPlaneNode(t)
 	roots := map[string]string{cpNode: cp.root, workNode: nodeRoot(t, "kubeadm-worker", nil)}
-	waitFor(t, 2*time.Minute, "kube-controller-manager to lead", func(ctx context.Context) (bool, error) {
-		h := kcmLeaseHolder(ctx)
-		return h != "", nil
+	kcmHealthz := healthzOverHTTPS("https://127.0.0.1:" + strconv.Itoa(cp.port))
+	// The node's kube-controller-manager runs the loops before the move
+	// (the Lease of an earlier case's process expires first).
+	waitFor(t, 3*time.Minute, "kube-controller-manager to lead and run the cloud loops", func(ctx context.Context) (bool, error) {
+		checks, err := kcmHealthz(ctx)
+		return strings.HasPrefix(kcmLeaseHolder(ctx), cpA.Hostname+"_") && len(migrate.Running(checks, leadermigration.KCMNames())) > 0, err
 	})
 	dir := t.TempDir()
 	planPath := filepath.Join(dir, "plan.yaml")
@@ -51,7 +55,6 @@ func TestMigrateRestartMode(t *testing.T) {
 		t.Fatalf("plan mode %s", plan.Spec.Mode)
 	}
 	ccm := startCCMKubelet(t)
-	kcmHealthz := healthzOverHTTPS("https://127.0.0.1:" + strconv.Itoa(cp.port))
 	mon := startMonitor(t, 250*time.Millisecond, func() []managerTarget {
 		return []managerTarget{
 			{Name: "kcm/" + cpNode, Kind: kindKCM, Hostname: cpA.Hostname, Healthz: kcmHealthz, External: processRunsExternal(cp.runner)},
