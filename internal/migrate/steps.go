@@ -606,7 +606,8 @@ func unfinalize(ctx context.Context, e *env, s *Step) error {
 }
 
 // unfinalizeGate: the CCM's workload runs with leader migration again, is
-// rolled out (no Pod without it is left to lead), and a CCM leads.
+// rolled out (no Pod without it is left to lead), and a CCM started since
+// leads.
 func unfinalizeGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 	if !e.leaderMigration() {
 		return rbacGate(ctx, e, s)
@@ -626,8 +627,11 @@ func unfinalizeGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 	if err != nil {
 		return gateResult{}, err
 	}
-	if !l.CCM.fresh(e.now()) {
-		return waiting("the CCM's workload is rolled out ("+state+"); waiting for a CCM to lead", l.String()), nil
+	// Every Pod was replaced: a CCM that took the Lease since leads (a
+	// fresh Lease of a replaced Pod is only waiting to expire, or to be
+	// released).
+	if !l.CCM.fresh(e.now()) || l.CCM.Acquired.Before(e.stepStarted.Add(-time.Second)) {
+		return waiting("the CCM's workload is rolled out ("+state+"); waiting for a CCM started since to lead", l.String()), nil
 	}
 	return passed("the CCM's workload runs with leader migration again, rolled out: "+state, l.String()), nil
 }
