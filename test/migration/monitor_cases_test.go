@@ -170,6 +170,21 @@ func TestMonitorAnalysis(t *testing.T) {
 			}
 		},
 	}, {
+		// The node step replaced the in-tree process between two samples;
+		// its last renewal, made before it stopped, is first seen with the
+		// external one running.
+		name: "ExternalKCMRenews: none for the renewal of the process of before, first seen once the node runs external",
+		samples: []sample{
+			snap(0, leases(kcmID, ccmID, kcmID, at(0)), kcmLeader, ccmWaiting),
+			snap(1, leases(kcmID, ccmID, kcmID, at(1)), kcmExternalLeader, ccmWaiting),
+			snap(2, leases(kcmID, ccmID, kcmID, at(1)), kcmExternalLeader, ccmWaiting),
+		},
+		check: func(t *testing.T, r monitorReport) {
+			if len(r.ExternalKCMRenews) != 0 {
+				t.Errorf("ExternalKCMRenews = %q, want none", r.ExternalKCMRenews)
+			}
+		},
+	}, {
 		name: "ExternalKCMRenews: an external KCM acquiring the lease counts",
 		samples: []sample{
 			snap(0, leases(kcmID, "", "", time.Time{}), kcmExternalLeader),

@@ -324,15 +324,25 @@ func externalKCMRenews(samples []sample) []string {
 	var out []string
 	var last leaseState
 	seen := false
+	// externalBefore: targets external in the sample before. The renewal
+	// happened between the two samples: a target that turned external in
+	// between may have renewed as its process of before (in-tree, about
+	// to be stopped), so only one external at both ends counts.
+	externalBefore := map[string]bool{}
 	for _, s := range samples {
 		l, ok := s.Leases[leadermigration.LeaseName]
+		before := externalBefore
+		externalBefore = map[string]bool{}
+		for _, ts := range s.Targets {
+			externalBefore[ts.Name] = ts.External
+		}
 		if !ok || l.Err != "" {
 			continue
 		}
 		if seen && l.RenewTime.After(last.RenewTime) && !ccmIDs[l.Holder] {
 			var external []string
 			for _, ts := range holderKCMs(s, l.Holder) {
-				if ts.External {
+				if ts.External && before[ts.Name] {
 					external = append(external, ts.Name)
 				}
 			}
