@@ -32,8 +32,8 @@ import (
 // Lease expires as before.
 
 // releasable are the Leases a departed kube-controller-manager may hold.
-// The CCM's own Lease is never released here: no node step watches its
-// process.
+// A node report never releases the CCM's own Lease (no node step watches
+// the CCM's process); releaseGoneCCM does, on its Pod's removal.
 var releasable = []string{leadermigration.KCMLeaseName, leadermigration.LeaseName}
 
 // release is one Lease to release: still held by an identity whose process
