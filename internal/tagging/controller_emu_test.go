@@ -134,7 +134,7 @@ func TestUnknownInstanceOfNewNodeIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.eventually("new Node labelled", func() (bool, error) { return e.labelled("new") })
-	e.waitSynced(2, item{node: "new"})
+	e.waitSucceeded(item{node: "new"})
 	got := e.results.of(item{node: "new"})
 	// Under the least-privilege policy IAM denies tagging an instance it
 	// cannot see the cluster tag of yet; under a broad one EC2 answers

@@ -273,6 +273,17 @@ func (e *emu) waitSynced(n int, items ...item) {
 	})
 }
 
+// waitSucceeded waits until it has been synced without error: a Node is
+// labelled before its batch's outcome is recorded, and a retried Node
+// may have more failed outcomes than a test can predict.
+func (e *emu) waitSucceeded(it item) {
+	e.t.Helper()
+	e.eventually("item synced without error", func() (bool, error) {
+		got := e.results.of(it)
+		return len(got) > 0 && got[len(got)-1] == nil, nil
+	})
+}
+
 // of returns the outcomes of it so far.
 func (r *results) of(it item) []error {
 	r.mu.Lock()
