@@ -84,6 +84,8 @@ func ec2Service(s *ec2State) *service {
 			"ReplaceRoute":            s.replaceRoute,
 			"DeleteRoute":             s.deleteRoute,
 			"ModifyInstanceAttribute": s.modifyInstanceAttribute,
+			// Network interfaces (ec2_network_attr.go).
+			"ModifyNetworkInterfaceAttribute": s.modifyNetworkInterfaceAttribute,
 		},
 	}
 }
@@ -316,6 +318,12 @@ func (s *ec2State) resourceTags(id string, now time.Time) (*map[string]string, *
 			return &x.Tags, nil
 		}
 		return nil, notFound("InvalidVpcID.NotFound", "vpc ID")
+	case "eni":
+		_, eni, apiErr := s.attachedENI(id, now)
+		if apiErr != nil {
+			return nil, apiErr
+		}
+		return &eni.Tags, nil
 	}
 	return nil, newAPIError(http.StatusBadRequest, "InvalidID", "The ID '%s' is not valid", id)
 }
@@ -348,6 +356,32 @@ func (s *ec2State) lookupTagged(form url.Values) ([]*map[string]string, *apiErro
 	return out, nil
 }
 
+// maxTagsPerResource is EC2's limit on the user tags of one resource
+// ("Each resource can have a maximum of 50 tags", CreateTags).
+const maxTagsPerResource = 50
+
+// userTagCount is how many tags count against maxTagsPerResource once
+// tags are put on a resource holding have: a key it already holds is
+// overwritten, not added, and aws:-prefixed tags (AWS's own) do not count
+// ("Tags with this prefix do not count against your tags per resource
+// limit", tag restrictions).
+func userTagCount(have map[string]string, tags []tagParam) int {
+	n := 0
+	for k := range have {
+		if !isAWSTag(k) {
+			n++
+		}
+	}
+	for _, t := range tags {
+		if _, ok := have[t.Key]; !ok && !isAWSTag(t.Key) {
+			n++
+		}
+	}
+	return n
+}
+
+func isAWSTag(key string) bool { return strings.HasPrefix(strings.ToLower(key), "aws:") }
+
 func (s *ec2State) createTags(form url.Values) (any, *apiError) {
 	tags := parseTags(form)
 	if len(tags) == 0 {
@@ -369,14 +403,11 @@ func (s *ec2State) createTags(form url.Values) (any, *apiError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	// EC2 calls are all-or-nothing: one resource past the limit fails the
+	// whole call, the others in it unchanged, and the message does not say
+	// which resource it was.
 	for _, m := range targets {
-		n := len(*m)
-		for _, t := range tags {
-			if _, ok := (*m)[t.Key]; !ok {
-				n++
-			}
-		}
-		if n > 50 {
+		if userTagCount(*m, tags) > maxTagsPerResource {
 			return nil, newAPIError(http.StatusBadRequest, "TagLimitExceeded", "The maximum number of Tags for a resource has been reached.")
 		}
 	}
