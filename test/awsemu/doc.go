@@ -21,8 +21,15 @@
 //     ReplaceRoute and DeleteRoute (IPv4 or IPv6 destinations to a gateway,
 //     an instance or a network interface; per-table quota of routes,
 //     Fixture.RouteLimit; routes to a terminated or removed instance turn
-//     blackhole) and ModifyInstanceAttribute (SourceDestCheck only).
-//   - STS (awsQuery, Version 2011-06-15): GetCallerIdentity, AssumeRole.
+//     blackhole) and ModifyInstanceAttribute (SourceDestCheck only; refused
+//     with InvalidInstanceID on an instance with several network
+//     interfaces, as EC2 does), and ModifyNetworkInterfaceAttribute
+//     (SourceDestCheck of one interface, ec2_network_attr.go; an
+//     instance's check is its primary interface's).
+//   - STS (awsQuery, Version 2011-06-15): GetCallerIdentity, AssumeRole,
+//     and AssumeRoleWithWebIdentity, served unsigned as AWS does: the token
+//     (a JWT, signature not verified) must satisfy the role's trust policy,
+//     and the credentials act as the role (sts_webidentity.go).
 //   - IAM (awsQuery, Version 2010-05-08): GetInstanceProfile, GetRole,
 //     ListAttachedRolePolicies, ListRolePolicies, GetRolePolicy, GetPolicy,
 //     GetPolicyVersion and SimulatePrincipalPolicy, which really evaluates

@@ -28,6 +28,10 @@ type service struct {
 	// X-Amz-Target header is <targetPrefix>.<Operation> (server_json.go).
 	targetPrefix string
 	jsonActions  map[string]jsonHandler
+	// anonymous are the actions AWS serves unsigned (STS
+	// AssumeRoleWithWebIdentity): found by Version alone, and never
+	// authorized against a caller.
+	anonymous map[string]bool
 }
 
 // actionTable maps each Action of a service to its handler.
@@ -99,7 +103,10 @@ func New(f *Fixture) *Server {
 	}
 	// Services sharing a signing name are listed in the order a request
 	// without a known Version picks them.
-	s.services = []*service{ec2Service(s.ec2), stsService(c), iamService(s.iam), elbService(s.elb), elbv2Service(s.elb), ecrService(c)}
+	sts := stsService(c)
+	sts.actions["AssumeRoleWithWebIdentity"] = s.assumeRoleWithWebIdentity // reads IAM (sts_webidentity.go)
+	sts.anonymous = map[string]bool{"AssumeRoleWithWebIdentity": true}
+	s.services = []*service{ec2Service(s.ec2), sts, iamService(s.iam), elbService(s.elb), elbv2Service(s.elb), ecrService(c)}
 	return s
 }
 
@@ -177,6 +184,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) (svcName, acti
 	action = r.Form.Get("Action")
 	scope := signingName(r)
 	svc := s.lookupService(scope, r.Form.Get("Version"))
+	if scope == "" {
+		svc = s.lookupAnonymous(r.Form.Get("Version"), action)
+	}
 	svcName, proto := scope, protoAWSQuery
 	if svc != nil {
 		svcName, proto = svc.name, svc.protocol
@@ -204,7 +214,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) (svcName, acti
 	case h == nil:
 		proto.writeError(w, reqID, errInvalidAction(action, svcName))
 	default:
-		caller, apiErr := s.authorize(r, svc, action)
+		var caller *principal
+		var apiErr *apiError
+		if !svc.anonymous[action] {
+			caller, apiErr = s.authorize(r, svc, action)
+		}
 		if apiErr != nil {
 			proto.writeError(w, reqID, apiErr)
 			return svcName, action
@@ -255,6 +269,18 @@ func (s *Server) lookupService(signing, version string) *service {
 		}
 	}
 	return found
+}
+
+// lookupAnonymous finds the service of an unsigned request: only one
+// whose Version matches and that serves action unsigned (nil otherwise, as
+// for any other unsigned request).
+func (s *Server) lookupAnonymous(version, action string) *service {
+	for _, svc := range s.services {
+		if svc.apiVersion == version && svc.anonymous[action] {
+			return svc
+		}
+	}
+	return nil
 }
 
 func (s *Server) requestID() string {
