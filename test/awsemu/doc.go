@@ -64,6 +64,10 @@
 //     GetAuthorizationToken (ecr.go), a base64 AWS:<password> token valid
 //     for ECRTokenLifetime. JSON requests are routed by X-Amz-Target
 //     (server_json.go); errors are {"__type", "message"}.
+//   - ECR Public (JSON 1.1, X-Amz-Target SpencerFrontendService.*):
+//     GetAuthorizationToken (ecr_public.go), the same kind of token; IAM
+//     enforcement requires ecr-public:GetAuthorizationToken and
+//     sts:GetServiceBearerToken as AWS does.
 //   - IMDSv2 under /latest/: token flow and the metadata paths the CCM and
 //     the SDK read (instance-id, placement, local-ipv4, macs, the instance
 //     identity document, ...).
@@ -74,9 +78,9 @@
 // by call accounting and fault injection are those signing names ("ec2",
 // "sts") and "iam", "elasticloadbalancing" for Classic ELB and
 // "elasticloadbalancingv2" for ELBv2 (both are signed as
-// "elasticloadbalancing"), "ecr" for ECR, plus "imds" for the metadata service, whose
-// action is the path below /latest/ (for example "api/token" or
-// "meta-data/instance-id").
+// "elasticloadbalancing"), "ecr" for ECR, "ecr-public" for ECR Public,
+// plus "imds" for the metadata service, whose action is the path below
+// /latest/ (for example "api/token" or "meta-data/instance-id").
 //
 // State is an in-memory model seeded from a Fixture (Go literal or YAML file
 // via LoadFixture) and changed through the Go API (AddInstance,

@@ -31,6 +31,10 @@ import (
 //   - sts:GetCallerIdentity needs no permission.
 //   - ecr:GetAuthorizationToken takes no resource ("*"): the token is for
 //     every registry the caller may pull from.
+//   - ecr-public:GetAuthorizationToken takes no resource either, and needs
+//     sts:GetServiceBearerToken too, with sts:AWSServiceName
+//     ecr-public.amazonaws.com ("Amazon ECR Public: registry
+//     authentication").
 
 // required lists the authorizations a request needs, in the order AWS
 // reports the first missing one.
@@ -54,6 +58,12 @@ func (s *Server) required(svc *service, action string, form url.Values) []authz 
 			res = form.Get("RoleArn")
 		}
 		out = []authz{{action: "sts:" + action, resource: res}}
+	case "ecr-public":
+		out = []authz{{action: "ecr-public:" + action, resource: "*"}}
+		if action == "GetAuthorizationToken" {
+			out = append(out, authz{action: "sts:GetServiceBearerToken", resource: "*",
+				ctx: map[string][]string{"sts:awsservicename": {ecrPublicServiceName}}})
+		}
 	}
 	if out == nil {
 		prefix := svc.name
@@ -100,7 +110,7 @@ func (s *Server) arn(service, resource string) string {
 // EC2
 
 // ec2Types maps resource ID prefixes to EC2 resource types.
-var ec2Types = map[string]string{"sg": "security-group", "vpc": "vpc", "subnet": "subnet", "i": "instance", "rtb": "route-table"}
+var ec2Types = map[string]string{"sg": "security-group", "vpc": "vpc", "subnet": "subnet", "i": "instance", "rtb": "route-table", "eni": "network-interface"}
 
 func (s *Server) ec2Resource(id string) (arn string, tags map[string]string) {
 	prefix, _, _ := strings.Cut(id, "-")
@@ -172,6 +182,10 @@ func (s *Server) ec2Authz(action string, form url.Values) []authz {
 		return s.ec2On(act, form.Get("RouteTableId"), "route-table")
 	case "ModifyInstanceAttribute":
 		return s.ec2On(act, form.Get("InstanceId"), "instance")
+	case "ModifyNetworkInterfaceAttribute":
+		// Authorized on the interface, with its own tags (not its
+		// instance's).
+		return s.ec2On(act, form.Get("NetworkInterfaceId"), "network-interface")
 	}
 	return nil
 }

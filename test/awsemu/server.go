@@ -106,7 +106,7 @@ func New(f *Fixture) *Server {
 	sts := stsService(c)
 	sts.actions["AssumeRoleWithWebIdentity"] = s.assumeRoleWithWebIdentity // reads IAM (sts_webidentity.go)
 	sts.anonymous = map[string]bool{"AssumeRoleWithWebIdentity": true}
-	s.services = []*service{ec2Service(s.ec2), sts, iamService(s.iam), elbService(s.elb), elbv2Service(s.elb), ecrService(c)}
+	s.services = []*service{ec2Service(s.ec2), sts, iamService(s.iam), elbService(s.elb), elbv2Service(s.elb), ecrService(c), ecrPublicService(c)}
 	return s
 }
 
