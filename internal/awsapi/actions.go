@@ -234,7 +234,13 @@ var registry = []Action{
 	{Service: ServiceEC2, Operation: "DeleteRoute", Mutating: true, Scope: ScopeResourceTag, LegacyTagOn: routeTableARNs, Components: []string{ComponentCCM},
 		Why: "routes: remove the route of a deleted Node or a changed pod CIDR"},
 	{Service: ServiceEC2, Operation: "ModifyInstanceAttribute", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
-		Why: "routes: turn the source/destination check off on a route's target instance, so it accepts traffic for its pods (only SourceDestCheck is changed)"},
+		Why: "routes: turn the source/destination check off on a route's target instance with one network interface, so it accepts traffic for its pods (only SourceDestCheck is changed)"},
+	// EC2 keeps the check per interface and refuses the instance call on
+	// an instance with several. IAM authorizes this action on the
+	// network-interface resource, with the interface's own tags
+	// (aws:ResourceTag), not its instance's.
+	{Service: ServiceEC2, Operation: "ModifyNetworkInterfaceAttribute", Mutating: true, Scope: ScopeResourceTag, Components: []string{ComponentCCM},
+		Why: "routes: turn the source/destination check off on the primary network interface (device index 0) of a Node's instance with several interfaces, which the route targets; EC2 refuses ModifyInstanceAttribute there (only SourceDestCheck is changed; under the least-privilege policy the interface must carry the cluster tag, e.g. from a network-interface TagSpecification of the launch template)"},
 	// Nodes pulling from private ECR (cmd/ecr-credential-provider).
 	{Service: ServiceECR, Operation: "GetAuthorizationToken", Components: []string{ComponentNode},
 		Why: "ecr-credential-provider: the registry token the kubelet pulls private ECR images with"},

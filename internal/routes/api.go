@@ -21,6 +21,9 @@ type EC2 struct {
 	ReplaceRoute            func(context.Context, *ec2.ReplaceRouteInput, ...func(*ec2.Options)) (*ec2.ReplaceRouteOutput, error)
 	DeleteRoute             func(context.Context, *ec2.DeleteRouteInput, ...func(*ec2.Options)) (*ec2.DeleteRouteOutput, error)
 	ModifyInstanceAttribute func(context.Context, *ec2.ModifyInstanceAttributeInput, ...func(*ec2.Options)) (*ec2.ModifyInstanceAttributeOutput, error)
+	// ModifyNetworkInterfaceAttribute turns the check off on an instance
+	// with several interfaces, where EC2 refuses ModifyInstanceAttribute.
+	ModifyNetworkInterfaceAttribute func(context.Context, *ec2.ModifyNetworkInterfaceAttributeInput, ...func(*ec2.Options)) (*ec2.ModifyNetworkInterfaceAttributeOutput, error)
 }
 
 // NewEC2 takes the calls from a client.
@@ -28,6 +31,7 @@ func NewEC2(c *ec2.Client) EC2 {
 	return EC2{
 		DescribeRouteTables: c.DescribeRouteTables, CreateRoute: c.CreateRoute, ReplaceRoute: c.ReplaceRoute,
 		DeleteRoute: c.DeleteRoute, ModifyInstanceAttribute: c.ModifyInstanceAttribute,
+		ModifyNetworkInterfaceAttribute: c.ModifyNetworkInterfaceAttribute,
 	}
 }
 
@@ -62,6 +66,8 @@ const (
 	codeRouteLimitExceeded = "RouteLimitExceeded"
 	codeRouteAlreadyExists = "RouteAlreadyExists"
 	codeRouteNotFound      = "InvalidRoute.NotFound"
+	// codeUnauthorized is EC2's answer to a call IAM denies.
+	codeUnauthorized = "UnauthorizedOperation"
 )
 
 // isCode reports whether err carries one of codes.

@@ -13,6 +13,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 )
 
@@ -32,8 +33,8 @@ func (t target) matches(r route) bool {
 }
 
 // Create routes want.DestinationCIDR to the instance of want.TargetNode,
-// turning the instance's source/destination check off first (only when it
-// is on). A blackholed route, or one to another target, already at that
+// turning the source/destination check of the route's target off first
+// (only when it is on). A blackholed route, or one to another target, already at that
 // destination is replaced.
 func (m *Manager) Create(ctx context.Context, want *cloudprovider.Route) error {
 	dest, err := parseDestination(want.DestinationCIDR)
@@ -67,7 +68,7 @@ func (m *Manager) Create(ctx context.Context, want *cloudprovider.Route) error {
 		return fmt.Errorf("route %s to Node %s: route table %s has a local or propagated route to %s, which the CCM cannot replace\n"+
 			"fix: allocate pod CIDRs (--cluster-cidr) outside the VPC's CIDRs and propagated ranges", dest, want.TargetNode, t.id, dest)
 	}
-	if err := m.sourceDestCheckOff(ctx, inst, observedAt); err != nil {
+	if err := m.sourceDestCheckOff(ctx, inst, tgt, observedAt); err != nil {
 		return fmt.Errorf("route %s to Node %s: %w", dest, want.TargetNode, err)
 	}
 	switch {
@@ -227,29 +228,56 @@ type observed struct {
 	known bool
 }
 
-// sourceDestCheckOff turns the instance's source/destination check off, so
-// it accepts traffic for its pods' addresses: only when it is on, and not
-// again when the controller already turned it off after the view observed
-// it on (the view keeps its observation up to MaxAge).
-func (m *Manager) sourceDestCheckOff(ctx context.Context, inst *instances.Instance, seen observed) error {
+// sourceDestCheckOff turns the source/destination check of the route's
+// target off, so it accepts traffic for its pods' addresses: only when it
+// is on, and not again when the controller already turned it off after the
+// view observed it on (the view keeps its observation up to MaxAge).
+//
+// EC2 keeps the check per network interface; an instance's attribute is
+// its primary interface's, and ModifyInstanceAttribute changes it only on
+// an instance with one interface ("There are multiple interfaces attached
+// to instance ..." otherwise). A route to an instance with several
+// interfaces targets the primary one (targetOf), whose check is the
+// instance's attribute too, so it is read there and changed with
+// ModifyNetworkInterfaceAttribute. An instance with one interface keeps
+// upstream's instance call, so the permissions of existing roles still do.
+func (m *Manager) sourceDestCheckOff(ctx context.Context, inst *instances.Instance, tgt target, seen observed) error {
 	if !inst.SourceDestCheck {
 		return nil
 	}
+	key := inst.ID
+	if tgt.eniID != "" {
+		key = tgt.eniID
+	}
 	m.mu.Lock()
-	at, done := m.checkOff[inst.ID]
+	at, done := m.checkOff[key]
 	m.mu.Unlock()
 	if done && (!seen.known || !at.Before(seen.at)) {
 		return nil
 	}
-	in := &ec2.ModifyInstanceAttributeInput{
-		InstanceId: aws.String(inst.ID), SourceDestCheck: &ec2types.AttributeBooleanValue{Value: aws.Bool(false)},
+	off := &ec2types.AttributeBooleanValue{Value: aws.Bool(false)}
+	if tgt.eniID != "" {
+		in := &ec2.ModifyNetworkInterfaceAttributeInput{NetworkInterfaceId: aws.String(tgt.eniID), SourceDestCheck: off}
+		err := m.mutate(ctx, func() error { _, err := m.ec2.ModifyNetworkInterfaceAttribute(ctx, in); return err })
+		switch {
+		case isCode(err, codeUnauthorized):
+			return fmt.Errorf("turn the source/destination check of network interface %s (primary interface of instance %s) off: %w\n"+
+				"fix: tag the interface %s=owned (the least-privilege policy allows the change only on the cluster's interfaces; "+
+				"a network-interface TagSpecification in the launch template tags new ones), or grant ec2:ModifyNetworkInterfaceAttribute on it",
+				tgt.eniID, inst.ID, err, clustertag.Key(m.env.ClusterID))
+		case err != nil:
+			return fmt.Errorf("turn the source/destination check of network interface %s (primary interface of instance %s) off: %w", tgt.eniID, inst.ID, err)
+		}
+		klog.InfoS("Turned the source/destination check off", "instance", inst.ID, "networkInterface", tgt.eniID)
+	} else {
+		in := &ec2.ModifyInstanceAttributeInput{InstanceId: aws.String(inst.ID), SourceDestCheck: off}
+		if err := m.mutate(ctx, func() error { _, err := m.ec2.ModifyInstanceAttribute(ctx, in); return err }); err != nil {
+			return fmt.Errorf("turn the source/destination check of instance %s off: %w", inst.ID, err)
+		}
+		klog.InfoS("Turned the source/destination check off", "instance", inst.ID)
 	}
-	if err := m.mutate(ctx, func() error { _, err := m.ec2.ModifyInstanceAttribute(ctx, in); return err }); err != nil {
-		return fmt.Errorf("turn the source/destination check of instance %s off: %w", inst.ID, err)
-	}
-	klog.InfoS("Turned the source/destination check off", "instance", inst.ID)
 	m.mu.Lock()
-	m.checkOff[inst.ID] = m.clock.Now()
+	m.checkOff[key] = m.clock.Now()
 	m.mu.Unlock()
 	return nil
 }

@@ -69,8 +69,9 @@ type Manager struct {
 	// strangers are instances behind routes into the cluster CIDRs that
 	// are no Node's and carry no cluster tag, with when that was seen.
 	strangers map[string]time.Time
-	// checkOff is when the controller turned an instance's
-	// source/destination check off, by instance ID.
+	// checkOff is when the controller turned a route target's
+	// source/destination check off, by instance ID (one interface) or
+	// network interface ID (the primary of several).
 	checkOff map[string]time.Time
 	// mutations holds a slot per EC2 change in flight (maxMutations).
 	mutations chan struct{}

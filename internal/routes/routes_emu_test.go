@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cloudprovider "k8s.io/cloud-provider"
 
+	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
 
@@ -74,9 +75,22 @@ func TestSourceDestCheckTurnedOffOnce(t *testing.T) {
 	wantEq(t, "ModifyInstanceAttribute calls after the check came back", e.srv.Calls("ec2", "ModifyInstanceAttribute"), 3)
 }
 
+// untagPrimaryENI removes the cluster tag the demo fixture gives B's
+// primary interface (as a launch template's network-interface
+// TagSpecification does).
+func untagPrimaryENI(f *awsemu.Fixture) {
+	for i := range f.Instances {
+		if f.Instances[i].ID == emuB {
+			f.Instances[i].ENIs[0].Tags = nil
+		}
+	}
+}
+
 // TestMultiInterfaceInstance: EC2 refuses an instance target when the
-// instance has several interfaces; the route names the primary one and is
-// still listed with its Node.
+// instance has several interfaces, and refuses ModifyInstanceAttribute on
+// its source/destination check; the route names the primary interface,
+// whose check is turned off with ModifyNetworkInterfaceAttribute (the
+// other interface's stays on), and is still listed with its Node.
 func TestMultiInterfaceInstance(t *testing.T) {
 	e := newEmu(t, emuOptions{})
 	b := e.node(emuB)
@@ -90,11 +104,76 @@ func TestMultiInterfaceInstance(t *testing.T) {
 		}
 	}
 	wantEq(t, "route's interface", got.NetworkInterfaceID, emuENIB)
+	checks := func() (instance bool, enis map[string]bool) {
+		out, err := e.admin().DescribeInstances(t.Context(), &ec2.DescribeInstancesInput{InstanceIds: []string{emuB}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := out.Reservations[0].Instances[0]
+		enis = map[string]bool{}
+		for _, ni := range in.NetworkInterfaces {
+			enis[aws.ToString(ni.NetworkInterfaceId)] = aws.ToBool(ni.SourceDestCheck)
+		}
+		return aws.ToBool(in.SourceDestCheck), enis
+	}
+	on, enis := checks()
+	wantEq(t, "B's source/destination check", on, false)
+	wantEq(t, "primary interface's check", enis[emuENIB], false)
+	wantEq(t, "second interface's check", enis["eni-0demo00000000002b"], true)
+	wantEq(t, "ModifyNetworkInterfaceAttribute calls", e.srv.Calls("ec2", "ModifyNetworkInterfaceAttribute"), 1)
+	wantEq(t, "ModifyInstanceAttribute calls", e.srv.Calls("ec2", "ModifyInstanceAttribute"), 0)
 	wantSlice(t, "listed", listed(e.list()), []string{"10.244.2.0/24->" + b})
-	// Creating it again is a no-op: it already leads to B.
+	// Creating it again is a no-op: it already leads to B, and the check
+	// is off.
 	e.mustCreate(b, "10.244.2.0/24")
-	wantEq(t, "CreateRoute calls", e.srv.Calls("ec2", "CreateRoute"), 1)
+	e.mustCreate(b, "10.244.102.0/24")
+	wantEq(t, "CreateRoute calls", e.srv.Calls("ec2", "CreateRoute"), 2)
 	wantEq(t, "ReplaceRoute calls", e.srv.Calls("ec2", "ReplaceRoute"), 0)
+	wantEq(t, "ModifyNetworkInterfaceAttribute calls after more routes", e.srv.Calls("ec2", "ModifyNetworkInterfaceAttribute"), 1)
+
+	// Someone turns it on again: once the view sees that, the next route
+	// turns it off again.
+	if _, err := e.admin().ModifyNetworkInterfaceAttribute(t.Context(), &ec2.ModifyNetworkInterfaceAttributeInput{NetworkInterfaceId: aws.String(emuENIB),
+		SourceDestCheck: &ec2types.AttributeBooleanValue{Value: aws.Bool(true)}}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(time.Minute) // past the view's MaxAge
+	e.mustCreate(b, "10.244.202.0/24")
+	wantEq(t, "ModifyNetworkInterfaceAttribute calls after the check came back", e.srv.Calls("ec2", "ModifyNetworkInterfaceAttribute"), 3)
+	wantEq(t, "ModifyInstanceAttribute calls at the end", e.srv.Calls("ec2", "ModifyInstanceAttribute"), 0)
+}
+
+// TestMultiInterfaceCheckAlreadyOff: no call when the primary interface's
+// check is off already.
+func TestMultiInterfaceCheckAlreadyOff(t *testing.T) {
+	off := false
+	e := newEmu(t, emuOptions{fixture: func(f *awsemu.Fixture) {
+		for i := range f.Instances {
+			if f.Instances[i].ID == emuB {
+				f.Instances[i].ENIs[0].SourceDestCheck = &off
+			}
+		}
+	}})
+	b := e.node(emuB)
+	e.list()
+	e.mustCreate(b, "10.244.2.0/24")
+	wantEq(t, "ModifyNetworkInterfaceAttribute calls", e.srv.Calls("ec2", "ModifyNetworkInterfaceAttribute"), 0)
+	wantEq(t, "ModifyInstanceAttribute calls", e.srv.Calls("ec2", "ModifyInstanceAttribute"), 0)
+}
+
+// TestMultiInterfaceUntaggedUnderLeastPrivilege: the least-privilege
+// policy denies the change on an interface without the cluster tag; Create
+// fails with the fix, and makes no route (it would carry no traffic).
+func TestMultiInterfaceUntaggedUnderLeastPrivilege(t *testing.T) {
+	e := newEmu(t, emuOptions{fixture: untagPrimaryENI})
+	b := e.node(emuB)
+	e.list()
+	err := e.create(b, "10.244.2.0/24")
+	if err == nil || !strings.Contains(err.Error(), "UnauthorizedOperation") ||
+		!strings.Contains(err.Error(), "fix: tag the interface "+clustertag.Key(emuCluster)+"=owned") || !strings.Contains(err.Error(), emuENIB) {
+		t.Fatalf("Create = %v, want UnauthorizedOperation on %s with the fix", err, emuENIB)
+	}
+	wantEq(t, "CreateRoute calls", e.srv.Calls("ec2", "CreateRoute"), 0)
 }
 
 // foreignRoutes are routes the controller must never touch: into the

@@ -84,6 +84,8 @@ func ec2Service(s *ec2State) *service {
 			"ReplaceRoute":            s.replaceRoute,
 			"DeleteRoute":             s.deleteRoute,
 			"ModifyInstanceAttribute": s.modifyInstanceAttribute,
+			// Network interfaces (ec2_network_attr.go).
+			"ModifyNetworkInterfaceAttribute": s.modifyNetworkInterfaceAttribute,
 		},
 	}
 }
@@ -316,6 +318,12 @@ func (s *ec2State) resourceTags(id string, now time.Time) (*map[string]string, *
 			return &x.Tags, nil
 		}
 		return nil, notFound("InvalidVpcID.NotFound", "vpc ID")
+	case "eni":
+		_, eni, apiErr := s.attachedENI(id, now)
+		if apiErr != nil {
+			return nil, apiErr
+		}
+		return &eni.Tags, nil
 	}
 	return nil, newAPIError(http.StatusBadRequest, "InvalidID", "The ID '%s' is not valid", id)
 }

@@ -325,7 +325,8 @@ func routeOrigin(r Route) string {
 
 // modifyInstanceAttribute sets SourceDestCheck, in either request form:
 // SourceDestCheck.Value (what the SDKs send) or Attribute=sourceDestCheck
-// with Value. The emulator models no other attribute.
+// with Value, on an instance with at most one network interface. The
+// emulator models no other attribute.
 func (s *ec2State) modifyInstanceAttribute(form url.Values) (any, *apiError) {
 	id := form.Get("InstanceId")
 	if id == "" {
@@ -350,7 +351,16 @@ func (s *ec2State) modifyInstanceAttribute(form url.Values) (any, *apiError) {
 	if !ok {
 		return nil, newAPIError(http.StatusBadRequest, "InvalidInstanceID.NotFound", "The instance ID '%s' does not exist", id)
 	}
+	// The check is each interface's; the instance's attribute is its
+	// primary interface's, and EC2 refuses to guess which one is meant
+	// when there are several (ec2_network_attr.go).
+	if len(rec.ENIs) > 1 {
+		return nil, errMultipleInterfaces(id)
+	}
 	rec.SourceDestCheck = &v
+	for i := range rec.ENIs {
+		rec.ENIs[i].SourceDestCheck = nil // the instance's, now v
+	}
 	return returnResult{Return: true}, nil
 }
 

@@ -147,7 +147,7 @@ func (s *ec2State) xmlInstanceOf(in *Instance) xmlInstance {
 		VPCID:              in.VPCID,
 		PrivateIP:          in.PrivateIP,
 		PublicIP:           in.PublicIP,
-		SourceDestCheck:    in.SourceDestCheck == nil || *in.SourceDestCheck,
+		SourceDestCheck:    in.sourceDestCheck(),
 		Groups:             s.xmlGroups(in.SecurityGroupIDs),
 		Architecture:       "x86_64",
 		RootDeviceType:     "ebs",
@@ -182,7 +182,7 @@ func (s *ec2State) xmlInstanceENIOf(in *Instance, e *ENI) xmlInstanceENI {
 		OwnerID:            s.account,
 		Status:             e.Status,
 		MACAddress:         e.MAC,
-		SourceDestCheck:    in.SourceDestCheck == nil || *in.SourceDestCheck,
+		SourceDestCheck:    in.eniSourceDestCheck(e),
 		InterfaceType:      "interface",
 		Groups:             s.xmlGroups(in.SecurityGroupIDs),
 		Attachment: xmlENIAttachment{

@@ -186,6 +186,14 @@ type ENI struct {
 	IPv6        []string `json:"ipv6,omitempty"`
 	MAC         string   `json:"mac,omitempty"`
 	Status      string   `json:"status,omitempty"`
+	// SourceDestCheck is the interface's own check; nil: the instance's
+	// SourceDestCheck (EC2 keeps the check per interface, and an
+	// instance's attribute is its primary interface's).
+	SourceDestCheck *bool `json:"sourceDestCheck,omitempty"`
+	// Tags are the interface's own tags (IAM's aws:ResourceTag for
+	// ModifyNetworkInterfaceAttribute): launch templates tag interfaces
+	// only with a network-interface TagSpecification.
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // instanceStateCodes maps EC2 instance state names to their codes.

@@ -220,6 +220,11 @@ func (in Instance) clone() Instance {
 	for i := range in.ENIs {
 		in.ENIs[i].PrivateIPs = slices.Clone(in.ENIs[i].PrivateIPs)
 		in.ENIs[i].IPv6 = slices.Clone(in.ENIs[i].IPv6)
+		in.ENIs[i].Tags = maps.Clone(in.ENIs[i].Tags)
+		if c := in.ENIs[i].SourceDestCheck; c != nil {
+			v := *c
+			in.ENIs[i].SourceDestCheck = &v
+		}
 	}
 	if in.SourceDestCheck != nil {
 		v := *in.SourceDestCheck

@@ -33,7 +33,7 @@ type scenario struct {
 
 // changeOwned lets the CCM change what is tagged for the cluster demo, as
 // the demo fixture's policy does.
-const changeOwned = `{"Effect":"Allow","Action":["ec2:CreateTags","ec2:DeleteTags","ec2:*SecurityGroup*","ec2:*Route","ec2:ModifyInstanceAttribute","elasticloadbalancing:*"],"Resource":"*",
+const changeOwned = `{"Effect":"Allow","Action":["ec2:CreateTags","ec2:DeleteTags","ec2:*SecurityGroup*","ec2:*Route","ec2:ModifyInstanceAttribute","ec2:ModifyNetworkInterfaceAttribute","elasticloadbalancing:*"],"Resource":"*",
 	"Condition":{"StringEquals":{"aws:ResourceTag/kubernetes.io/cluster/demo":"owned"}}}`
 
 // ccmCount is how many distinct IAM actions the simulation covers: the
@@ -89,7 +89,7 @@ var scenarios = []scenario{{
 	extra: []awsapi.Action{createTags},
 	fixture: func(f *awsemu.Fixture) {
 		ccmPolicy(f, `{"Effect":"Allow","Action":["ec2:Describe*","elasticloadbalancing:Describe*","sts:AssumeRole"],"Resource":"*"},
-			{"Effect":"Allow","Action":["ec2:DeleteTags","ec2:*SecurityGroup*","ec2:*Route","ec2:ModifyInstanceAttribute","elasticloadbalancing:*"],"Resource":"*","Condition":{"StringEquals":{"aws:ResourceTag/kubernetes.io/cluster/demo":"owned"}}},
+			{"Effect":"Allow","Action":["ec2:DeleteTags","ec2:*SecurityGroup*","ec2:*Route","ec2:ModifyInstanceAttribute","ec2:ModifyNetworkInterfaceAttribute","elasticloadbalancing:*"],"Resource":"*","Condition":{"StringEquals":{"aws:ResourceTag/kubernetes.io/cluster/demo":"owned"}}},
 			{"Effect":"Allow","Action":"ec2:CreateTags","Resource":"*","Condition":{"StringEquals":{"aws:ResourceTag/kubernetes.io/cluster/prod":"owned"}}}`)
 	},
 	want: table(pass, pass, pass, pass, pass, pass, pass, pass, fail),
