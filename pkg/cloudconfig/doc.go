@@ -19,7 +19,9 @@
 //   - the defaults filled by Default.
 //
 // Decoding is strict, as the in-tree provider's was (upstream ignores unknown
-// keys): an unknown key or section is an error that lists the known ones.
+// keys): an unknown key or section is an error that lists the known ones, and
+// every problem is reported at once, also those after a value that does not
+// parse (gcfg stops there; Parse reads on).
 // Decoding (Parse), defaulting (Config.Default) and validation
 // (Config.Validate) are separate steps; Load runs all three. Render writes a
 // Config back in the same format, so the installer renders the ConfigMap with

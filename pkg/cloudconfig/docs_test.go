@@ -42,6 +42,7 @@ func TestDocsErrorMessages(t *testing.T) {
 		"[Global]\nRegion = \"us-east-1\n",
 		"[Global]\nZone = us-west-2a\nRegion = us-east-1\nKubernetesClusterTag = a\nKubernetesClusterID = b\nRoleARN = arn:aws:iam::123456789012:user/ccm\n" +
 			"[ServiceOverride \"1\"]\nService = s3\nRegion = us-east-1\nURL = https://s3.example\nSigningRegion = us-east-1\n",
+		"[Global]\nDisableSecurityGroupIngress = maybe\nRegoin = us-east-1\nVPC = 0123456789abcdef0\n[Kubernetes]\nx = 1\n",
 		"[Global]\nRegion = us-east-1\n" +
 			"[ServiceOverride \"a\"]\nService = EC2\nRegion = us-east-1\nURL = https://a\nSigningRegion = us-east-1\n" +
 			"[ServiceOverride \"b\"]\nService = ec2\nRegion = us-east-1\nURL = https://b\nSigningRegion = us-east-1\n",

@@ -1,9 +1,11 @@
 package cloudconfig
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -25,11 +27,24 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[Global]\nZone = \"a\\\"b\"\n[ServiceOverride \"x\\\\y\"]\nService = ec2\n"))
 	f.Add([]byte("[Global]\nRegion = a \\\n b\n"))
 
+	f.Add([]byte("[Global]\nDisableSecurityGroupIngress = maybe\nRegoin = x\n[ServiceOverride \"a\"]\nService\nURL\n"))
+
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data)
+		checkErr := Check(data)
 		if err != nil {
 			if c != nil {
 				t.Fatalf("Parse returned a config and an error: %v", err)
+			}
+			// Check lists every problem Parse found (and Validate's).
+			var pe, ce *Error
+			if !errors.As(err, &pe) || !errors.As(checkErr, &ce) {
+				t.Fatalf("Parse: %v; Check: %v; want *Error from both", err, checkErr)
+			}
+			for _, p := range pe.Problems {
+				if !slices.Contains(ce.Problems, p) {
+					t.Fatalf("Check lacks Parse's problem %q:\n%v", p, checkErr)
+				}
 			}
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/gcfg.v1"
@@ -18,7 +19,9 @@ import (
 // file's content. Each problem names the section and key and says how to fix
 // it.
 type Error struct {
-	// Problems are one-line descriptions, in file order.
+	// Problems are one-line descriptions: the values that do not parse,
+	// unknown sections and keys, repeated ones (each group in file order),
+	// then what Validate finds.
 	Problems []string
 }
 
@@ -44,31 +47,86 @@ var utf8BOM = []byte("\ufeff")
 // Parse decodes a cloud-config file. It only decodes: call Config.Default and
 // Config.Validate next (Load does all three).
 //
-// Decoding is strict: every unknown section and key is reported, with the
-// known names, in one *Error, and so is every section or single-valued key
-// that occurs more than once (gcfg would keep the last value), with its
-// lines. A syntax error names its line and column. A leading UTF-8
-// byte-order mark is skipped.
-func Parse(data []byte) (cfg *Config, err error) {
-	data = bytes.TrimPrefix(data, utf8BOM)
-	c := &Config{}
-	defer func() {
-		// gcfg's unquote panics on literals its scanner should have
-		// refused; never let a malformed file crash the CCM.
-		if r := recover(); r != nil {
-			cfg, err = nil, &Error{Problems: []string{fmt.Sprintf("cannot parse the file: %v", r)}}
-		}
-	}()
-	readErr := gcfg.ReadInto(c, bytes.NewReader(data))
-	if fatal := gcfg.FatalOnly(readErr); fatal != nil {
-		return nil, &Error{Problems: []string{describeFatal(fatal)}}
-	}
-	problems := describeExtra(warnings.WarningsOnly(readErr))
-	problems = append(problems, duplicates(data)...)
+// Decoding is strict, and every problem is reported at once in one *Error:
+// each value that does not parse (gcfg stops at the first; Parse reads on
+// past it, see decode), then each unknown section and key, with the known
+// names, then each section or single-valued key that occurs more than once
+// (gcfg would keep the last value), with its lines. A syntax error names its
+// line and column, and ends the reading. A leading UTF-8 byte-order mark is
+// skipped.
+func Parse(data []byte) (*Config, error) {
+	c, problems, _ := decode(data)
 	if len(problems) > 0 {
 		return nil, &Error{Problems: problems}
 	}
 	return c, nil
+}
+
+// Check returns every problem of the file at once, as Load would report
+// them: what Parse finds, and what Validate (after Default) finds in the
+// values that did parse. nil when the file loads. The installer keeps what
+// Parse returns (the file's own values, without the defaults) and calls
+// Check for the full list when Parse fails, so a bad value never hides a bad
+// VPC below it.
+func Check(data []byte) error {
+	_, err := load(data)
+	return err
+}
+
+// decode reads data with gcfg and returns the config with every problem.
+// gcfg stops at the first value it cannot store (a bool "maybe", a port
+// "x"), which would hide every unknown key, unknown section and bad value
+// after it. So decode notes that problem, blanks the key's line in a copy of
+// the file and reads again, until gcfg reads the whole file: the config then
+// holds every value that parsed. Each round blanks one line, so the rounds
+// are bounded by the file's lines. A syntax error (or a literal gcfg cannot
+// unquote) ends the reading, with a nil config.
+//
+// It also returns the names of the keys it blanked, as "[Global] Key" or
+// "[ServiceOverride "name"] Key" (Validate's way), so load does not report
+// them a second time as missing.
+func decode(data []byte) (*Config, []string, []string) {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	work := bytes.Clone(data)
+	var problems, blanked []string
+	for {
+		c := &Config{}
+		readErr, panicked := readInto(c, work)
+		if panicked != "" {
+			return nil, append(problems, "cannot parse the file: "+panicked), blanked
+		}
+		fatal := gcfg.FatalOnly(readErr)
+		if fatal == nil {
+			problems = append(problems, describeExtra(warnings.WarningsOnly(readErr))...)
+			// The original text: blanked lines are still duplicates.
+			problems = append(problems, duplicates(data)...)
+			return c, problems, blanked
+		}
+		if p := describeFatal(fatal); !slices.Contains(problems, p) {
+			problems = append(problems, p)
+		}
+		l, ok := badValueLocation(fatal)
+		if !ok {
+			return nil, problems, blanked
+		}
+		if work, ok = blankKey(work, l); !ok {
+			// gcfg named a key the scanner cannot find: never loop.
+			return nil, problems, blanked
+		}
+		blanked = append(blanked, l.key())
+	}
+}
+
+// readInto is gcfg.ReadInto that turns a panic into its message: gcfg's
+// unquote panics on literals its scanner should have refused, and a
+// malformed file must never crash the CCM.
+func readInto(c *Config, data []byte) (err error, panicked string) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = fmt.Sprint(r)
+		}
+	}()
+	return gcfg.ReadInto(c, bytes.NewReader(data)), ""
 }
 
 // Load reads the file at path, then parses, defaults and validates it. An
@@ -90,15 +148,27 @@ func Load(path string) (*Config, error) {
 	return c, nil
 }
 
-// load is Load without the file.
+// load is Load without the file. When some values do not parse, the others
+// are still defaulted and validated, so one *Error lists every problem.
 func load(data []byte) (*Config, error) {
-	c, err := Parse(data)
-	if err != nil {
-		return nil, err
+	c, problems, blanked := decode(data)
+	if c != nil {
+		c.Default()
+		var ve *Error
+		if err := c.Validate(); errors.As(err, &ve) {
+			for _, p := range ve.Problems {
+				// "Service is missing" after "Service has no value"
+				// says the same twice.
+				if !slices.ContainsFunc(blanked, func(k string) bool { return strings.HasPrefix(p, k+" ") }) {
+					problems = append(problems, p)
+				}
+			}
+		} else if err != nil {
+			problems = append(problems, err.Error())
+		}
 	}
-	c.Default()
-	if err := c.Validate(); err != nil {
-		return nil, err
+	if len(problems) > 0 {
+		return nil, &Error{Problems: problems}
 	}
 	return c, nil
 }
