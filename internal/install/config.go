@@ -106,7 +106,9 @@ func (c *Configuration) ApplyTo(v *Values) error {
 	if c.CloudConfig != "" {
 		cc, err := cloudconfig.Parse([]byte(c.CloudConfig))
 		if err != nil {
-			return fmt.Errorf("cloudConfig: %w", err)
+			// Every problem, the validation's of the values that did
+			// parse included, not only the decoding's.
+			return fmt.Errorf("cloudConfig: %w", cloudconfig.Check([]byte(c.CloudConfig)))
 		}
 		v.CloudConfig = cc
 	}

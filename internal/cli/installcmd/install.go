@@ -173,7 +173,9 @@ func (o *ValueOptions) Values(fs *pflag.FlagSet) (install.Values, error) {
 		// fills its defaults. Validation (with the defaults) comes below.
 		cc, err := cloudconfig.Parse(data)
 		if err != nil {
-			return v, exitcode.UsageError(fmt.Errorf("--%s %s: %w", flagCloudConfig, o.CloudConfigFile, err))
+			// Every problem, the validation's of the values that did
+			// parse included, not only the decoding's.
+			return v, exitcode.UsageError(fmt.Errorf("--%s %s: %w", flagCloudConfig, o.CloudConfigFile, cloudconfig.Check(data)))
 		}
 		v.CloudConfig = cc
 	}

@@ -150,6 +150,8 @@ func TestUsageErrors(t *testing.T) {
 			[]string{"--config", `unknown field "clusterNmae"`}},
 		{"invalid-config-missing", []string{"--config", filepath.Join("testdata", "nope.yaml")}, []string{"--config"}},
 		{"invalid-cloud-config", []string{"--cloud-config", filepath.Join("testdata", "invalid-cloud.conf")}, []string{"--cloud-config", "Regoin"}},
+		{"invalid-cloud-every-problem", []string{"--cloud-config", filepath.Join("testdata", "invalid-cloud-every-problem.conf")},
+			[]string{"--cloud-config", "4 problems", "DisableSecurityGroupIngress", `"Regoin"`, "[Kubernetes]", `VPC "0123456789abcdef0"`}},
 		{"invalid-region", []string{"--region", "us-east-1a"}, []string{"--region", `"us-east-1a" is a zone; use its region us-east-1`}},
 		{"invalid-flag-value", []string{"--replicas", "many"}, []string{"--replicas"}},
 		{"invalid-extra-args", []string{"--extra-args", "cluster-name=x"}, []string{"--extra-args", "cluster-name"}},
