@@ -42,12 +42,17 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *corev1.Service, cfg
 		return "", err
 	}
 	created := desc == nil
+	owed := &owedRevokes{lb: cfg.Name, groups: map[string]bool{}}
 	if created {
 		if desc, err = r.createClassic(ctx, svc, cfg); err != nil {
 			return "", err
 		}
 	} else {
-		if err := r.syncClassicTags(ctx, svc, cfg); err != nil {
+		tags, err := r.syncClassicTags(ctx, svc, cfg)
+		if err != nil {
+			return "", err
+		}
+		if owed, err = readOwed(cfg.Name, tags); err != nil {
 			return "", err
 		}
 		r.keepScheme(svc, cfg, aws.ToString(desc.Scheme))
@@ -78,12 +83,16 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *corev1.Service, cfg
 		}
 	}
 	if !created {
-		if len(groupIDs) > 0 && len(desc.SecurityGroups) > 0 && desc.SecurityGroups[0] != groupIDs[0] {
+		if len(groupIDs) > 0 && len(desc.SecurityGroups) > 0 && desc.SecurityGroups[0] != groupIDs[0] && !r.Options.DisableSecurityGroupIngress {
 			// Node groups let the old first group in: the rules go once the
-			// new one is in, remembered now as a later sync no longer sees it.
+			// new one is in. Recorded on the load balancer before the
+			// switch, as no later sync (of this process or another) sees
+			// the old group any more (classic_revoke.go).
 			before := desc.SecurityGroups[0]
-			g := known[before]
-			r.markRevoke(cfg.Name, before, g != nil && g.name == managedGroupName(cfg.Name))
+			owed.owe(before, r.ownedManaged(svc, cfg.Name, known[before]) != nil)
+			if err := r.recordOwed(ctx, owed); err != nil {
+				return "", err
+			}
 		}
 		if err := r.syncClassicShape(ctx, cfg, desc, groupIDs); err != nil {
 			return "", err
@@ -107,7 +116,7 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *corev1.Service, cfg
 		return "", err
 	}
 	if len(groupIDs) > 0 {
-		if err := r.revokePending(ctx, svc, cfg.Name, groupIDs[0], targets); err != nil {
+		if err := r.settleOwed(ctx, svc, owed, groupIDs[0], targets); err != nil {
 			return "", err
 		}
 	}
@@ -136,10 +145,8 @@ func (r *Reconciler) updateClassic(ctx context.Context, svc *corev1.Service, cfg
 		return err
 	}
 	managed := ""
-	for _, id := range desc.SecurityGroups {
-		if g, ok := known[id]; ok && g.name == managedGroupName(cfg.Name) {
-			managed = id
-		}
+	if g := r.ownedManaged(svc, cfg.Name, r.namedManaged(cfg.Name, desc.SecurityGroups, known)); g != nil {
+		managed = g.id
 	}
 	return r.syncNodeRules(ctx, svc, r.classicNodeRules(cfg.Name, desc.SecurityGroups, managed), targets, known)
 }
@@ -185,14 +192,15 @@ func (r *Reconciler) createClassic(ctx context.Context, svc *corev1.Service, cfg
 
 // syncClassicTags checks the load balancer is this Service's and adds the
 // tags it lacks (additional tags, and the cluster tag on an untagged one).
-func (r *Reconciler) syncClassicTags(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config) error {
+// It returns the tags as they were.
+func (r *Reconciler) syncClassicTags(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config) (map[string]string, error) {
 	have, err := r.classicTags(ctx, cfg.Name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.ownership(have, svc); err != nil {
 		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "Classic load balancer %s: %v", cfg.Name, err)
-		return fmt.Errorf("Classic load balancer %s is not this Service's: %w", cfg.Name, err)
+		return nil, fmt.Errorf("Classic load balancer %s is not this Service's: %w", cfg.Name, err)
 	}
 	want := r.ownedTags(svc, nil)
 	if cfg.Valid(lbconfig.KeyAdditionalResourceTags) {
@@ -200,10 +208,10 @@ func (r *Reconciler) syncClassicTags(ctx context.Context, svc *corev1.Service, c
 	}
 	if missing := missingTags(have, want); len(missing) > 0 {
 		if _, err := r.ELB.AddTags(ctx, &elb.AddTagsInput{LoadBalancerNames: []string{cfg.Name}, Tags: elbTagList(missing)}); err != nil {
-			return fmt.Errorf("tag Classic load balancer %s: %w", cfg.Name, err)
+			return nil, fmt.Errorf("tag Classic load balancer %s: %w", cfg.Name, err)
 		}
 	}
-	return nil
+	return have, nil
 }
 
 // classicTags reads the tags of the Classic load balancer called name.
@@ -225,19 +233,20 @@ func (r *Reconciler) classicTags(ctx context.Context, name string) (map[string]s
 // the managed group's ID ("" when the Service or cloud config brings its
 // own). desc is the existing load balancer (nil when creating one) and
 // known its groups as described: the managed group is recognised among
-// them by name, so an unchanged sync does not search for it. With invalid
-// group annotations an existing load balancer keeps its groups.
+// them by name, so an unchanged sync does not search for it, and used
+// only when the cluster owns it (ownedGroup). With invalid group
+// annotations an existing load balancer keeps its groups.
 func (r *Reconciler) classicGroups(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config, desc *elbtypes.LoadBalancerDescription, known map[string]*group) ([]string, string, error) {
-	current := ""
+	var named *group
 	if desc != nil {
-		for _, id := range desc.SecurityGroups {
-			if g, ok := known[id]; ok && g.name == managedGroupName(cfg.Name) {
-				current = id
-			}
-		}
+		named = r.namedManaged(cfg.Name, desc.SecurityGroups, known)
 	}
 	if !cfg.Valid(lbconfig.KeySecurityGroups) || !cfg.Valid(lbconfig.KeyExtraSecurityGroups) {
 		if desc != nil {
+			current := ""
+			if g := r.ownedManaged(svc, cfg.Name, named); g != nil {
+				current = g.id
+			}
 			return desc.SecurityGroups, current, nil
 		}
 		return nil, "", fmt.Errorf("not creating the load balancer while its security-group annotations are invalid")
@@ -249,11 +258,11 @@ func (r *Reconciler) classicGroups(ctx context.Context, svc *corev1.Service, cfg
 		ids = slices.Clone(cfg.SecurityGroups)
 	case r.Options.ElbSecurityGroup != "":
 		ids = []string{r.Options.ElbSecurityGroup}
-	case current != "":
-		if err := r.ownership(known[current].tags, nil); err != nil {
-			return nil, "", fmt.Errorf("security group %s (%s): %w; delete it or fix its tags", current, managedGroupName(cfg.Name), err)
+	case named != nil:
+		if err := r.refuseUnowned(svc, named); err != nil {
+			return nil, "", err
 		}
-		ids, managed = []string{current}, current
+		ids, managed = []string{named.id}, named.id
 	default:
 		g, err := r.ensureManagedGroup(ctx, svc, cfg)
 		if err != nil {
@@ -270,6 +279,27 @@ func (r *Reconciler) classicGroups(ctx context.Context, svc *corev1.Service, cfg
 		}
 	}
 	return ids, managed, nil
+}
+
+// namedManaged returns the group among ids, as described in known, that
+// carries the load balancer lb's managed group name, or nil.
+func (r *Reconciler) namedManaged(lb string, ids []string, known map[string]*group) *group {
+	for _, id := range ids {
+		if g, ok := known[id]; ok && g.name == managedGroupName(lb) {
+			return g
+		}
+	}
+	return nil
+}
+
+// ownedManaged returns g when it is the load balancer lb's managed group
+// and the cluster owns it (ownedGroup), else nil: only then are all of
+// its rules, wherever they are, the load balancer's.
+func (r *Reconciler) ownedManaged(svc *corev1.Service, lb string, g *group) *group {
+	if g == nil || g.name != managedGroupName(lb) || r.ownedGroup(g.tags, svc) != nil {
+		return nil
+	}
+	return g
 }
 
 // managedIn returns the managed group among ids when cfg uses one.
@@ -363,6 +393,7 @@ func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service, man
 			return err
 		}
 	}
+	owed := &owedRevokes{lb: name, groups: map[string]bool{}}
 	if desc != nil {
 		tags, err := r.classicTags(ctx, name)
 		if err != nil {
@@ -372,18 +403,21 @@ func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service, man
 			r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "Classic load balancer %s is not deleted: %v", name, err)
 			klog.InfoS("Leaving a Classic load balancer that is not the Service's", "service", klog.KObj(svc), "name", name, "reason", err.Error())
 			desc = nil
+		} else if owed, err = readOwed(name, tags); err != nil {
+			return err
 		}
 	}
-	// Node rules go first: every one referencing the managed group, and
-	// the rule letting in a group the Service brought, unless another load
-	// balancer lets the same group in.
+	// Node rules go first: every one referencing the managed group, the
+	// rule letting in a group the Service brought, unless another load
+	// balancer lets the same group in, and those of former first groups
+	// the load balancer still owes (classic_revoke.go).
 	if managed != nil {
-		r.markRevoke(name, managed.id, true)
+		owed.owe(managed.id, true)
 	}
-	if desc != nil && len(desc.SecurityGroups) > 0 && (managed == nil || desc.SecurityGroups[0] != managed.id) {
-		r.markRevoke(name, desc.SecurityGroups[0], false)
+	if desc != nil && len(desc.SecurityGroups) > 0 {
+		owed.owe(desc.SecurityGroups[0], false)
 	}
-	if err := r.revokePending(ctx, svc, name, "", nil); err != nil {
+	if err := r.revokeOwed(ctx, svc, owed, "", nil); err != nil {
 		return err
 	}
 	if desc != nil {

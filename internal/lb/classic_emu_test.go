@@ -297,10 +297,13 @@ func TestEmuClassicDiff(t *testing.T) {
 			name: "own security groups replace the managed one",
 			ann:  map[string]string{annPrefix + "security-groups": emuBYO},
 			// The node group lets the new first group in, and no longer the
-			// managed group, now attached to nothing.
-			want: map[string]int{"elasticloadbalancing:ApplySecurityGroupsToLoadBalancer": 1, auth: 1, revoke: 1},
+			// managed group, now attached to nothing. The load balancer
+			// records the revocation it owes before the switch and clears
+			// it after (two AddTags).
+			want: map[string]int{"elasticloadbalancing:ApplySecurityGroupsToLoadBalancer": 1, "elasticloadbalancing:AddTags": 2, auth: 1, revoke: 1},
 			check: func(t *testing.T, e *emu, lb awsemu.ClassicLBState) {
 				wantEq(t, "security groups", lb.SecurityGroups, []string{emuBYO})
+				wantEq(t, "revocations owed", lb.Tags[owedTagKey], "")
 				wantEq(t, "node rules", e.nodeRules(), []string{"-1 0-0 " + emuBYO})
 				if g := e.group(emuBYO); len(g.Ingress) != 0 {
 					t.Errorf("the Service's own group was changed: %+v", g.Ingress)
@@ -520,8 +523,8 @@ func TestEmuClassicTLSAndInternal(t *testing.T) {
 
 // TestEmuClassicAdoption: a Classic ELB built by the in-tree provider or
 // upstream (named "a" + the Service UID, untagged, with its k8s-elb-<name>
-// group) is adopted: not recreated, tagged, and brought to the Service's
-// configuration.
+// group, which both tag as the cluster's at creation) is adopted: not
+// recreated, tagged, and brought to the Service's configuration.
 func TestEmuClassicAdoption(t *testing.T) {
 	t.Parallel()
 	svc := emuService("legacy-web", nil)
@@ -532,7 +535,8 @@ func TestEmuClassicAdoption(t *testing.T) {
 	}
 	const managedID = "sg-0a0a0000000000001"
 	e := newEmu(t, emuOptions{policy: policyBroad, fixture: func(f *awsemu.Fixture) {
-		f.SecurityGroups = append(f.SecurityGroups, awsemu.SecurityGroup{ID: managedID, Name: "k8s-elb-" + name, VPCID: emuVPC})
+		f.SecurityGroups = append(f.SecurityGroups, awsemu.SecurityGroup{ID: managedID, Name: "k8s-elb-" + name, VPCID: emuVPC,
+			Tags: map[string]string{"kubernetes.io/cluster/demo": "owned"}})
 		f.LoadBalancers = append(f.LoadBalancers, awsemu.LoadBalancer{
 			Name: name, Subnets: []string{emuSubnetA, emuSubnetB, emuSubnetC}, SecurityGroups: []string{managedID},
 			Listeners: []awsemu.LBListener{{Protocol: "TCP", Port: 80, InstanceProtocol: "TCP", InstancePort: 30080}},

@@ -244,7 +244,9 @@ func TestDeleteManagedGroup(t *testing.T) {
 		wantDelete bool
 	}{
 		{name: "deleted", tags: ownedTags, wantDelete: true},
-		{name: "untagged group deleted", wantDelete: true},
+		{name: "untagged group left alone", wantErr: true},
+		{name: "group the cluster shares left alone", tags: map[string]string{"kubernetes.io/cluster/prod": "shared"}, wantErr: true},
+		{name: "legacy-tagged group deleted", tags: map[string]string{"KubernetesCluster": "prod"}, wantDelete: true},
 		{name: "already gone is success", tags: ownedTags, deleteErr: apiErr(codeGroupNotFound), wantDelete: true},
 		{name: "still in use is an error, so the finalizer stays", tags: ownedTags, deleteErr: apiErr(codeDependencyViolation), wantErr: true, wantCode: codeDependencyViolation, wantDelete: true},
 		{name: "other errors returned", tags: ownedTags, deleteErr: apiErr("UnauthorizedOperation"), wantErr: true, wantCode: "UnauthorizedOperation", wantDelete: true},

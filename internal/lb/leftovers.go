@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	corev1 "k8s.io/api/core/v1"
@@ -22,32 +21,27 @@ import (
 // Leftovers: parts of a Service's load balancer that a failed delete left
 // behind and that the load balancer no longer leads to (a target group
 // replaced after a health-check or node-port change and already detached
-// from its listener; a node rule for a security group the load balancer
-// stopped using). They are found again by what marks them as the
+// from its listener). They are found again by what marks them as the
 // Service's (tags, rule descriptions, the group they reference), never by
-// names derived from the current spec, which may have changed since.
+// names derived from the current spec, which may have changed since. Node
+// rules a Classic load balancer still owes a revocation are recorded on
+// the load balancer itself (classic_revoke.go).
 
 // pendingCleanup is the cleanup one load balancer still owes. It lives in
-// memory only. After a restart, deletion of the Service still finds the
-// target groups (by tag) and the managed group's rules (they reference
-// it); a rule letting in a group the Service brought and no longer uses
-// is not found again: nothing marks it as the load balancer's.
+// memory only, as a hint: after a restart, deletion of the Service still
+// finds the target groups by tag.
 type pendingCleanup struct {
 	// targetGroups: a target-group delete failed, so the Service's target
 	// groups are searched for by tag (a region-wide listing) until a sweep
 	// deletes every one the load balancer does not use.
 	targetGroups bool
-	// revoke are the security groups whose rules in node groups must still
-	// be revoked (a Classic load balancer's former first group), with
-	// whether each is the managed group.
-	revoke map[string]bool
 }
 
 // pendingFor returns lb's entry, creating it; callers hold r.mu.
 func (r *Reconciler) pendingFor(lb string) *pendingCleanup {
 	p := r.pending[lb]
 	if p == nil {
-		p = &pendingCleanup{revoke: map[string]bool{}}
+		p = &pendingCleanup{}
 		r.pending[lb] = p
 	}
 	return p
@@ -55,7 +49,7 @@ func (r *Reconciler) pendingFor(lb string) *pendingCleanup {
 
 // dropEmptyPending removes lb's entry once it owes nothing; callers hold r.mu.
 func (r *Reconciler) dropEmptyPending(lb string) {
-	if p := r.pending[lb]; p != nil && !p.targetGroups && len(p.revoke) == 0 {
+	if p := r.pending[lb]; p != nil && !p.targetGroups {
 		delete(r.pending, lb)
 	}
 }
@@ -81,34 +75,6 @@ func (r *Reconciler) targetGroupsSwept(lb string) {
 	defer r.mu.Unlock()
 	if p := r.pending[lb]; p != nil {
 		p.targetGroups = false
-	}
-	r.dropEmptyPending(lb)
-}
-
-// markRevoke records that the node rules lb wrote for group must go.
-func (r *Reconciler) markRevoke(lb, group string, managed bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.pendingFor(lb).revoke[group] = managed
-}
-
-// pendingRevokes returns the groups whose node rules lb still owes a
-// revocation, with whether each is the managed group.
-func (r *Reconciler) pendingRevokes(lb string) map[string]bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if p := r.pending[lb]; p != nil {
-		return maps.Clone(p.revoke)
-	}
-	return nil
-}
-
-// revoked records that the node rules lb wrote for group are gone.
-func (r *Reconciler) revoked(lb, group string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if p := r.pending[lb]; p != nil {
-		delete(p.revoke, group)
 	}
 	r.dropEmptyPending(lb)
 }
@@ -253,98 +219,4 @@ func (r *Reconciler) deleteNLBRules(ctx context.Context, name, managed string) e
 		}
 	}
 	return nil
-}
-
-// revokePending revokes the node rules lb still owes for groups other
-// than first, the load balancer's current first group (the one node
-// groups let in). targets are the sync's, nil at deletion.
-func (r *Reconciler) revokePending(ctx context.Context, svc *corev1.Service, lb, first string, targets []target) error {
-	pending := r.pendingRevokes(lb)
-	for _, id := range slices.Sorted(maps.Keys(pending)) {
-		if id != first {
-			if err := r.revokeNodeRulesFor(ctx, svc, lb, id, pending[id], targets); err != nil {
-				return err
-			}
-		}
-		r.revoked(lb, id)
-	}
-	return nil
-}
-
-// revokeNodeRulesFor revokes the rules letting group in that the Classic
-// load balancer lb wrote into node groups. For its managed group that is
-// every rule referencing it, wherever it is (no one else references it).
-// A group the Service brought may be shared: its rule stays while another
-// Classic load balancer has it first, and only the rule lb writes (all
-// traffic from the group) is revoked, and only from node groups (the
-// targets' groups and the cluster's), never from a group the user let it
-// into for something else.
-func (r *Reconciler) revokeNodeRulesFor(ctx context.Context, svc *corev1.Service, lb, group string, managed bool, targets []target) error {
-	if r.Options.DisableSecurityGroupIngress {
-		return nil
-	}
-	if !managed {
-		other, err := r.classicUsingFirst(ctx, lb, group)
-		if err != nil {
-			return err
-		}
-		if other != "" {
-			klog.V(2).InfoS("Keeping the node rules of a security group another load balancer lets in", "service", klog.KObj(svc), "group", group, "loadBalancer", other)
-			return nil
-		}
-	}
-	found, err := r.describeGroups(ctx, []ec2types.Filter{
-		{Name: aws.String("ip-permission.group-id"), Values: []string{group}},
-		{Name: aws.String("vpc-id"), Values: []string{r.Env.VPCID}},
-	})
-	if err != nil {
-		return err
-	}
-	nodeGroups := map[string]bool{}
-	for _, t := range targets {
-		for _, id := range t.Groups {
-			nodeGroups[id] = true
-		}
-	}
-	owns := func(x rule) bool {
-		return x.Group == group && (managed || x.key() == rule{Protocol: "-1", Group: group})
-	}
-	for _, id := range slices.Sorted(maps.Keys(found)) {
-		g := found[id]
-		if !managed && !nodeGroups[id] && !clustertag.Has(g.tags, r.Env.ClusterID) {
-			continue
-		}
-		if err := r.syncIngress(ctx, g, nil, owns); err != nil {
-			return err
-		}
-	}
-	klog.InfoS("Revoked the node rules of a security group the load balancer no longer uses", "service", klog.KObj(svc), "group", group)
-	return nil
-}
-
-// classicUsingFirst returns the name of a Classic load balancer other than
-// lb in the cluster's VPC whose first security group is group, or "". It
-// lists the region's Classic load balancers: it runs only when a load
-// balancer stops using a group the Service brought.
-func (r *Reconciler) classicUsingFirst(ctx context.Context, lb, group string) (string, error) {
-	in := &elb.DescribeLoadBalancersInput{}
-	for {
-		page, err := r.ELB.DescribeLoadBalancers(ctx, in)
-		if err != nil {
-			return "", fmt.Errorf("list Classic load balancers to see who else uses security group %s: %w", group, err)
-		}
-		for _, d := range page.LoadBalancerDescriptions {
-			name := aws.ToString(d.LoadBalancerName)
-			if name == lb || (aws.ToString(d.VPCId) != "" && aws.ToString(d.VPCId) != r.Env.VPCID) {
-				continue
-			}
-			if len(d.SecurityGroups) > 0 && d.SecurityGroups[0] == group {
-				return name, nil
-			}
-		}
-		if aws.ToString(page.NextMarker) == "" {
-			return "", nil
-		}
-		in = &elb.DescribeLoadBalancersInput{Marker: page.NextMarker}
-	}
 }

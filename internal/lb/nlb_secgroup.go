@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/awsccmctl/awsccmctl/internal/clustertag"
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
@@ -54,9 +53,10 @@ func nlbGroupName(clusterName string, svc *corev1.Service) string {
 
 // serviceGroups are the Service's own security groups found by name, both
 // kinds in one DescribeSecurityGroups: the Classic load balancer's
-// k8s-elb-<name> and the NLB's managed group. A group of either name
-// tagged for another cluster or Service is not the Service's: it is
-// described in foreign (saying whose it is) and left alone.
+// k8s-elb-<name> and the NLB's managed group. A group of either name that
+// the cluster does not own (untagged, or tagged for another cluster or
+// Service: ownedGroup) is not the Service's: it is described in foreign
+// (saying why) and left alone, its rules in other groups too.
 type serviceGroups struct {
 	classic, nlb *group
 	foreign      []error
@@ -75,7 +75,7 @@ func (r *Reconciler) ownServiceGroups(ctx context.Context, svc *corev1.Service) 
 	}
 	for _, id := range slices.Sorted(maps.Keys(got)) {
 		g := got[id]
-		if why := r.ownership(g.tags, svc); why != nil {
+		if why := r.ownedGroup(g.tags, svc); why != nil {
 			out.foreign = append(out.foreign, fmt.Errorf("security group %s (%s): %w", g.id, g.name, why))
 			continue
 		}
@@ -91,7 +91,8 @@ func (r *Reconciler) ownServiceGroups(ctx context.Context, svc *corev1.Service) 
 
 // ensureNLBGroup returns the NLB's managed group, creating it when missing
 // with upstream's name, description and tags (the cluster tag and the
-// Service's additional tags), or tagging an untagged one found by name.
+// Service's additional tags). A group of that name the cluster does not
+// own is refused as for the Classic group (refuseUnowned).
 func (r *Reconciler) ensureNLBGroup(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config) (*group, error) {
 	name := nlbGroupName(r.Env.ClusterName, svc)
 	got, err := r.describeGroups(ctx, []ec2types.Filter{
@@ -102,13 +103,8 @@ func (r *Reconciler) ensureNLBGroup(ctx context.Context, svc *corev1.Service, cf
 		return nil, err
 	}
 	for _, g := range got {
-		if err := r.ownership(g.tags, nil); err != nil {
-			return nil, fmt.Errorf("security group %s (%s): %w; delete it or fix its tags", g.id, g.name, err)
-		}
-		if !clustertag.Has(g.tags, r.Env.ClusterID) {
-			if _, err := r.EC2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{g.id}, Tags: ec2TagList(r.clusterTags())}); err != nil {
-				return nil, fmt.Errorf("tag security group %s: %w", g.id, err)
-			}
+		if err := r.refuseUnowned(svc, g); err != nil {
+			return nil, err
 		}
 		return g, nil
 	}
@@ -140,7 +136,7 @@ func (r *Reconciler) ensureNLBGroup(ctx context.Context, svc *corev1.Service, cf
 func (r *Reconciler) nlbManagedGroup(svc *corev1.Service, lb *elbv2types.LoadBalancer, known map[string]*group) *group {
 	name := nlbGroupName(r.Env.ClusterName, svc)
 	for _, id := range lb.SecurityGroups {
-		if g, ok := known[id]; ok && g.name == name && r.ownership(g.tags, svc) == nil {
+		if g, ok := known[id]; ok && g.name == name && r.ownedGroup(g.tags, svc) == nil {
 			return g
 		}
 	}

@@ -322,10 +322,12 @@ func TestEmuNLBManagedGroupOutlivesTheSetting(t *testing.T) {
 }
 
 // TestEmuNLBManagedGroupForeign: a group with the Service's managed-group
-// name but another cluster's tag is not the Service's: a new NLB is not
-// created with it (the error says what to do), and deletion leaves it
-// alone with a Warning instead of waiting for it. An untagged group of
-// that name (a creation whose tagging failed) is adopted and tagged.
+// name but another cluster's tag, or none, is not the Service's: a new NLB
+// is not created with it (the error and a Warning say what to do), and
+// deletion leaves it alone with a Warning instead of waiting for it.
+// Upstream tags an untagged one and adopts it; this CCM and upstream both
+// create the group with its tags (TagSpecifications), so an untagged group
+// of that name is not one a failed creation left.
 func TestEmuNLBManagedGroupForeign(t *testing.T) {
 	t.Parallel()
 	svc := emuService("nlb-foreign-sg", map[string]string{nlbType: "nlb"})
@@ -337,9 +339,10 @@ func TestEmuNLBManagedGroupForeign(t *testing.T) {
 				Tags: map[string]string{"kubernetes.io/cluster/other": "owned"}})
 		})
 		before := e.srv.Inventory()
-		if _, err := e.r.Ensure(e.ctx(), svc, e.nodes(emuA)); err == nil || !strings.Contains(err.Error(), "tagged for cluster other") || !strings.Contains(err.Error(), "delete it or fix its tags") {
+		if _, err := e.r.Ensure(e.ctx(), svc, e.nodes(emuA)); err == nil || !strings.Contains(err.Error(), "tagged for cluster other") || !strings.Contains(err.Error(), "delete it, or tag it") {
 			t.Fatalf("Ensure = %v, want the foreign group refused", err)
 		}
+		e.wantEvent("Warning "+ReasonForeignResource, "sg-0f0f0000000000f01", "tagged for cluster other", "not adopted")
 		wantEq(t, "inventory", e.srv.Inventory(), before)
 		e.reset()
 		e.delete(svc)
@@ -354,12 +357,20 @@ func TestEmuNLBManagedGroupForeign(t *testing.T) {
 		e := managedNLB(t, func(f *awsemu.Fixture) {
 			f.SecurityGroups = append(f.SecurityGroups, awsemu.SecurityGroup{ID: "sg-0f0f0000000000f02", Name: sgName, Description: nlbGroupDescription, VPCID: emuVPC})
 		})
-		e.ensure(svc, e.nodes(emuA))
-		wantEq(t, "NLB security groups", e.nlb(lbName(svc)).SecurityGroups, []string{"sg-0f0f0000000000f02"})
-		wantEq(t, "tags", e.group("sg-0f0f0000000000f02").Tags, map[string]string{"kubernetes.io/cluster/demo": "owned"})
+		before := e.srv.Inventory()
+		if _, err := e.r.Ensure(e.ctx(), svc, e.nodes(emuA)); err == nil || !strings.Contains(err.Error(), "does not carry the tag kubernetes.io/cluster/demo=owned") {
+			t.Fatalf("Ensure = %v, want the untagged group refused", err)
+		}
+		e.wantEvent("Warning "+ReasonForeignResource, "sg-0f0f0000000000f02", "does not carry the tag kubernetes.io/cluster/demo=owned", "not adopted")
+		wantEq(t, "inventory", e.srv.Inventory(), before)
+		wantEq(t, "tags", e.group("sg-0f0f0000000000f02").Tags, map[string]string(nil))
+		e.reset()
 		e.delete(svc)
-		e.groups--
-		e.wantNothingLeft()
+		e.wantEvent("Warning "+ReasonForeignResource, "sg-0f0f0000000000f02", "not deleted")
+		e.wantMutations("delete", map[string]int{})
+		if e.exists(svc) {
+			t.Error("Get waits for an untagged group")
+		}
 	})
 }
 

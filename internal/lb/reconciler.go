@@ -111,8 +111,10 @@ type Reconciler struct {
 	// this process last reconciled: while they are unchanged, no search
 	// for stale rules in other groups is needed.
 	nodeGroups map[string]string
-	// pending remembers, per load balancer, cleanup that failed and that
-	// the load balancer itself no longer leads to (see leftovers.go).
+	// pending remembers, per load balancer, a target-group cleanup that
+	// failed (see leftovers.go). Node rules a Classic load balancer still
+	// owes a revocation are recorded on the load balancer, not here
+	// (classic_revoke.go).
 	pending map[string]*pendingCleanup
 	// lookups are what Get last found, per load balancer name, for the
 	// Delete that follows it (lookup.go).
@@ -301,9 +303,6 @@ func (r *Reconciler) leftovers(ctx context.Context, svc *corev1.Service) ([]stri
 		}
 	}
 	name := lbnames.LoadBalancerName(svc)
-	for _, id := range slices.Sorted(maps.Keys(r.pendingRevokes(name))) {
-		out = append(out, "rules letting security group "+id+" into node groups")
-	}
 	if svc.Annotations[lbnames.TypeAnnotation] == lbnames.TypeNLB || r.targetGroupSweepPending(name) {
 		tgs, err := r.ownedTargetGroups(ctx, svc, "")
 		if err != nil {

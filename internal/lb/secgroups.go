@@ -100,22 +100,21 @@ func (r *Reconciler) findManagedGroup(ctx context.Context, svc *corev1.Service) 
 	return nil, nil
 }
 
-// ensureManagedGroup returns the ID of the Classic load balancer's own
-// group, creating it (tagged) when missing and tagging an untagged one, as
-// upstream does.
+// ensureManagedGroup returns the Classic load balancer's own group,
+// creating it (tagged) when missing. A group of that name that is not the
+// cluster's own (see ownedGroup) is neither adopted nor replaced (EC2
+// would refuse a second group of the name, InvalidGroup.Duplicate): the
+// Service gets a Warning naming it and the sync fails until someone
+// deletes or tags it. Upstream instead tags an untagged group of that name
+// as the cluster's and adopts it.
 func (r *Reconciler) ensureManagedGroup(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config) (*group, error) {
 	g, err := r.findManagedGroup(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
 	if g != nil {
-		if err := r.ownership(g.tags, nil); err != nil {
-			return nil, fmt.Errorf("security group %s (%s): %w; delete it or fix its tags", g.id, g.name, err)
-		}
-		if missing := missingTags(g.tags, r.clusterTags()); len(missing) > 0 && !clustertag.Has(g.tags, r.Env.ClusterID) {
-			if _, err := r.EC2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{g.id}, Tags: ec2TagList(missing)}); err != nil {
-				return nil, fmt.Errorf("tag security group %s: %w", g.id, err)
-			}
+		if err := r.refuseUnowned(svc, g); err != nil {
+			return nil, err
 		}
 		return g, nil
 	}
@@ -135,6 +134,20 @@ func (r *Reconciler) ensureManagedGroup(ctx context.Context, svc *corev1.Service
 	klog.InfoS("Created load balancer security group", "service", klog.KObj(svc), "group", aws.ToString(out.GroupId), "name", name)
 	// AWS gives a new group an allow-all egress rule and no ingress rule.
 	return &group{id: aws.ToString(out.GroupId), name: name, tags: tagMap(r.ownedTags(svc, cfg))}, nil
+}
+
+// refuseUnowned reports, as a Warning on svc and as the sync's error, a
+// group named like svc's own that is not the cluster's (ownedGroup).
+func (r *Reconciler) refuseUnowned(svc *corev1.Service, g *group) error {
+	why := r.ownedGroup(g.tags, svc)
+	if why == nil {
+		return nil
+	}
+	r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource,
+		"security group %s (%s) is named like this Service's but is not adopted, used or changed: %v. Delete it, or tag it %s=%s if this cluster made it",
+		g.id, g.name, why, clustertag.Key(r.Env.ClusterID), clustertag.Owned)
+	return fmt.Errorf("security group %s (%s) is not adopted: %w; delete it, or tag it %s=%s if this cluster made it",
+		g.id, g.name, why, clustertag.Key(r.Env.ClusterID), clustertag.Owned)
 }
 
 // syncIngress makes the owned ingress rules of g exactly want.
@@ -306,7 +319,7 @@ func withMTU(have, want []rule, owns func(rule) bool) ([]rule, func(rule) bool) 
 // a while after it is deleted) is returned for the service controller to
 // retry later with backoff.
 func (r *Reconciler) deleteManagedGroup(ctx context.Context, g *group) error {
-	if err := r.ownership(g.tags, nil); err != nil {
+	if err := r.ownedGroup(g.tags, nil); err != nil {
 		return fmt.Errorf("security group %s (%s) is left alone: %w", g.id, g.name, err)
 	}
 	if _, err := r.EC2.DeleteSecurityGroup(ctx, &ec2.DeleteSecurityGroupInput{GroupId: aws.String(g.id)}); err != nil {

@@ -26,6 +26,9 @@ func withDBGroup(f *awsemu.Fixture) {
 func TestEmuClassicGroupSwitch(t *testing.T) {
 	t.Parallel()
 	const auth, revoke, apply = "ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "elasticloadbalancing:ApplySecurityGroupsToLoadBalancer"
+	// The revocation a switch owes is recorded on the load balancer
+	// before the switch and cleared after it.
+	const tags = "elasticloadbalancing:AddTags"
 	e := newEmu(t, emuOptions{byoGroups: true, fixture: withDBGroup})
 	svc := emuService("sg-switch", nil)
 	nodes := e.nodes(emuA, emuB)
@@ -37,7 +40,7 @@ func TestEmuClassicGroupSwitch(t *testing.T) {
 	own := withAnn(svc, map[string]string{annPrefix + "security-groups": emuBYO})
 	e.reset()
 	e.ensure(own, nodes)
-	e.wantMutations("to the Service's group", map[string]int{apply: 1, auth: 1, revoke: 1})
+	e.wantMutations("to the Service's group", map[string]int{apply: 1, auth: 1, revoke: 1, tags: 2})
 	wantEq(t, "node rules with the Service's group", e.nodeRules(), []string{"-1 0-0 " + emuBYO})
 	e.reset()
 	e.ensure(own, nodes)
@@ -45,7 +48,7 @@ func TestEmuClassicGroupSwitch(t *testing.T) {
 
 	e.reset()
 	e.ensure(svc, nodes)
-	e.wantMutations("back to the managed group", map[string]int{apply: 1, auth: 1, revoke: 1})
+	e.wantMutations("back to the managed group", map[string]int{apply: 1, auth: 1, revoke: 1, tags: 2})
 	wantEq(t, "managed group", e.managedGroup(lbName(svc)).ID, managed)
 	wantEq(t, "node rules with the managed group again", e.nodeRules(), []string{"-1 0-0 " + managed})
 	wantEq(t, "the database group's rules", emuRules(e.group(emuDBSG).Ingress, true), dbRules)

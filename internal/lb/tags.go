@@ -67,6 +67,29 @@ func (r *Reconciler) ownership(tags map[string]string, svc *corev1.Service) erro
 	return nil
 }
 
+// ownedGroup says whether a security group found by one of the Service's
+// group names (k8s-elb-<name>, or the managed NLB group's) is the
+// Service's to adopt, change and delete. Stricter than ownership: the group
+// must carry this cluster's tag with the value owned (or the legacy
+// KubernetesCluster=<id>), as upstream's hasClusterTagOwned decides. An
+// untagged group of that name is someone else's until they say otherwise:
+// adopting it would strip every rule referencing it from other groups and
+// delete it with the Service. Every group the CCM and upstream create
+// carries the tag from its creation (TagSpecifications).
+func (r *Reconciler) ownedGroup(tags map[string]string, svc *corev1.Service) error {
+	if err := r.ownership(tags, svc); err != nil {
+		return err
+	}
+	key := clustertag.Key(r.Env.ClusterID)
+	if tags[key] == string(clustertag.Owned) || tags[clustertag.LegacyKey] == r.Env.ClusterID {
+		return nil
+	}
+	if v, ok := tags[key]; ok {
+		return fmt.Errorf("it is tagged %s=%s, not %s", key, v, clustertag.Owned)
+	}
+	return fmt.Errorf("it does not carry the tag %s=%s", key, clustertag.Owned)
+}
+
 // missingTags returns the wanted tags whose value differs in have.
 func missingTags(have map[string]string, want []tag) []tag {
 	var out []tag
