@@ -30,7 +30,8 @@ const (
 	// instance, no usable security group).
 	ReasonTargetSkipped = "LoadBalancerTargetSkipped"
 	// ReasonForeignResource: a resource named like this Service's carries
-	// another cluster's or Service's tags and is left alone.
+	// another cluster's or Service's tags, or is a security group without
+	// the cluster's owned tag (ownedGroup), and is left alone.
 	ReasonForeignResource = "LoadBalancerResourceNotOwned"
 	// ReasonNLBGroupUnavailable: NLBSecurityGroupMode = Managed, but the
 	// Service's NLB was created without a security group, and AWS cannot
