@@ -161,12 +161,13 @@ func (s *ec2State) xmlInstanceOf(in *Instance) xmlInstance {
 	if in.IAMInstanceProfileArn != "" {
 		x.IAMInstanceProfile = &xmlIAMProfile{Arn: in.IAMInstanceProfileArn, ID: "AIPAEMULATOR" + in.ID[2:]}
 	}
+	// In the fixture's order, not sorted by device index: EC2 does not
+	// keep its list in device order either (kubernetes/cloud-provider-aws
+	// issue 911 shows device 1 listed before device 0), so a fixture can
+	// reproduce that.
 	for _, e := range in.ENIs {
 		x.NetworkInterfaces = append(x.NetworkInterfaces, s.xmlInstanceENIOf(in, &e))
 	}
-	slices.SortFunc(x.NetworkInterfaces, func(a, b xmlInstanceENI) int {
-		return int(a.Attachment.DeviceIndex - b.Attachment.DeviceIndex)
-	})
 	return x
 }
 
