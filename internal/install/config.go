@@ -1,9 +1,17 @@
 package install
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"strings"
 
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
@@ -53,16 +61,28 @@ type Configuration struct {
 	ECRCredentialProviderBinDir string `json:"ecrCredentialProviderBinDir,omitempty"`
 }
 
-// DecodeConfig decodes an InstallConfiguration file strictly: the
-// apiVersion and kind must be ConfigAPIVersion and ConfigKind, and unknown or
-// duplicate fields are errors. It only decodes; ApplyTo, Values.Default and
+// DecodeConfig decodes an InstallConfiguration file strictly: the file is
+// one YAML document, the apiVersion and kind must be ConfigAPIVersion and
+// ConfigKind, and unknown or duplicate fields are errors. Field names are
+// case-sensitive, as in Kubernetes objects: encoding/json (under
+// yaml.UnmarshalStrict) would take "clustername" for clusterName, and the
+// later of the two would win. It only decodes; ApplyTo, Values.Default and
 // Values.Validate come next.
 func DecodeConfig(data []byte) (*Configuration, error) {
+	doc, err := oneDocument(data)
+	if err != nil {
+		return nil, err
+	}
+	// YAMLToJSONStrict refuses a key given twice.
+	j, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return nil, fmt.Errorf("not a YAML object: %w", err)
+	}
 	var tm struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 	}
-	if err := yaml.Unmarshal(data, &tm); err != nil {
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(j, &tm); err != nil {
 		return nil, fmt.Errorf("not a YAML object: %w", err)
 	}
 	var errs []error
@@ -76,10 +96,76 @@ func DecodeConfig(data []byte) (*Configuration, error) {
 		return nil, errors.Join(errs...)
 	}
 	var c Configuration
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+	strict, err := kjson.UnmarshalStrict(j, &c, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ConfigKind, err)
 	}
+	for _, e := range strict {
+		errs = append(errs, fmt.Errorf("%s: %w%s", ConfigKind, e, caseHint(e)))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	return &c, nil
+}
+
+// oneDocument returns the file's only YAML document. A second one would be
+// silently ignored (yaml.Unmarshal reads the first), so it is an error;
+// documents of only comments and blank lines do not count.
+func oneDocument(data []byte) ([]byte, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs [][]byte
+	for {
+		d, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", len(docs)+1, err)
+		}
+		if !emptyDocument(d) {
+			docs = append(docs, d)
+		}
+	}
+	switch len(docs) {
+	case 0:
+		return data, nil
+	case 1:
+		return docs[0], nil
+	}
+	return nil, fmt.Errorf("the file holds %d YAML documents, and an %s file is one: document 2 and later would be ignored; merge them into one, or remove the --- lines",
+		len(docs), ConfigKind)
+}
+
+// emptyDocument reports a document of only blank lines, comments and the
+// document markers.
+func emptyDocument(d []byte) bool {
+	for _, line := range strings.Split(string(d), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") && line != "---" && line != "..." {
+			return false
+		}
+	}
+	return true
+}
+
+// unknownField is how sigs.k8s.io/json names an unknown field.
+var unknownField = regexp.MustCompile(`^unknown field "(?:.*\.)?([^".]+)"$`)
+
+// caseHint says which field an unknown field differs from only in case.
+func caseHint(e error) string {
+	m := unknownField.FindStringSubmatch(e.Error())
+	if m == nil {
+		return ""
+	}
+	t := reflect.TypeOf(Configuration{})
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != m[1] && strings.EqualFold(name, m[1]) {
+			return fmt.Sprintf(" (field names are case-sensitive: %s)", name)
+		}
+	}
+	return ""
 }
 
 // ApplyTo copies every field set in c onto v. The cloud config text is
