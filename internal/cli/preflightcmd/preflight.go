@@ -74,11 +74,6 @@ AWS could not be reached. Guide: docs/preflight.md; every check:
 docs/reference/preflight-checks.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f := cmd.Flags().Lookup(flagConfigFile); f != nil {
-				if err := checkConfigKeys(f.Value.String(), cmd.Flags()); err != nil {
-					return err
-				}
-			}
 			format, err := output()
 			if err != nil {
 				return err

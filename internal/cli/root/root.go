@@ -49,6 +49,11 @@ func NewCommand(streams Streams) *cobra.Command {
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			quietClientGo()
+			if configFile != "" {
+				if err := checkConfigFile(configFile, cmd); err != nil {
+					return err
+				}
+			}
 			if err := loadConfig(v, configFile, cmd.Flags()); err != nil {
 				return err
 			}
@@ -60,7 +65,7 @@ func NewCommand(streams Streams) *cobra.Command {
 	}
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
-	cmd.PersistentFlags().StringVar(&configFile, "config", "", "configuration file (YAML); its keys are the long flag names")
+	cmd.PersistentFlags().StringVar(&configFile, "config", "", "configuration file: one YAML document whose keys are the command's long flag names, exactly (an unknown key is an error)")
 	cmd.PersistentFlags().StringP("output", "o", OutputText, "output format: text or json (preflight also junit; some commands write text only)")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.UsageError(err) })
 
