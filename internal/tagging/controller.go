@@ -98,6 +98,10 @@ type Controller struct {
 	// and -burst-limit); nil: no pacing.
 	addLimit    *rate.Limiter
 	broadcaster record.EventBroadcaster
+	// suspects are the instances that failed alone in their last pass
+	// (too many tags, denied): called apart from the others next time
+	// (applyGrouped). Only the worker uses it.
+	suspects map[string]bool
 	// afterSync, when set (tests), sees every batch and its errors.
 	afterSync func([]item, map[item]error)
 }
@@ -132,6 +136,7 @@ func New(cfg Config) (*Controller, error) {
 		synced:   cfg.Nodes.Informer().HasSynced,
 		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[item]{Name: ClientName}),
 		addLimit: addLimit,
+		suspects: map[string]bool{},
 	}
 	if c.cfg.Events == nil {
 		c.broadcaster = record.NewBroadcaster(record.WithContext(context.Background()))

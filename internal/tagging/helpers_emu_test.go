@@ -3,8 +3,10 @@ package tagging
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -57,7 +60,9 @@ type emu struct {
 	client *fake.Clientset
 	c      *Controller
 	events *record.FakeRecorder
-	ec2    *ec2.Client
+	// recorded has the same events with the Node each is on.
+	recorded *nodeEvents
+	ec2      *ec2.Client
 	// results are the controller's outcomes per item.
 	results *results
 	view    *instances.View
@@ -125,10 +130,11 @@ func newEmu(t *testing.T, o emuOptions) *emu {
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	events := record.NewFakeRecorder(1000)
+	recorded := &nodeEvents{FakeRecorder: events}
 	metrics := NewMetrics(k8smetrics.NewKubeRegistry())
 	c, err := New(Config{
 		Tags: testTags, Nodes: factory.Core().V1().Nodes(), Client: client,
-		EC2: NewEC2(ec2c), Instances: view, ClusterID: emuCluster, Events: events,
+		EC2: NewEC2(ec2c), Instances: view, ClusterID: emuCluster, Events: recorded,
 		BatchWindow: 100 * time.Millisecond, RateLimit: o.rate, BurstLimit: o.burst,
 		Metrics: metrics,
 	})
@@ -137,7 +143,7 @@ func newEmu(t *testing.T, o emuOptions) *emu {
 	}
 	res := &results{errs: map[item][]error{}}
 	c.afterSync = res.record
-	e := &emu{t: t, srv: srv, client: client, c: c, events: events, ec2: ec2c, results: res, view: view, viewClock: viewClock, metrics: metrics}
+	e := &emu{t: t, srv: srv, client: client, c: c, events: events, recorded: recorded, ec2: ec2c, results: res, view: view, viewClock: viewClock, metrics: metrics}
 	if o.beforeStart != nil {
 		o.beforeStart(e)
 	}
@@ -289,4 +295,47 @@ func (r *results) of(it item) []error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]error(nil), r.errs[it]...)
+}
+
+// nodeEvents records the events the controller sends with the name of the
+// object each is on (record.FakeRecorder keeps only the text), and passes
+// them on to the FakeRecorder.
+type nodeEvents struct {
+	*record.FakeRecorder
+	mu   sync.Mutex
+	list []nodeEvent
+}
+
+type nodeEvent struct{ node, eventType, reason, message string }
+
+func (r *nodeEvents) add(obj runtime.Object, eventType, reason, message string) {
+	name := "<unnamed>"
+	if m, err := meta.Accessor(obj); err == nil {
+		name = m.GetName()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.list = append(r.list, nodeEvent{name, eventType, reason, message})
+}
+
+func (r *nodeEvents) Event(obj runtime.Object, eventType, reason, message string) {
+	r.add(obj, eventType, reason, message)
+	r.FakeRecorder.Event(obj, eventType, reason, message)
+}
+
+func (r *nodeEvents) Eventf(obj runtime.Object, eventType, reason, messageFmt string, args ...any) {
+	r.add(obj, eventType, reason, fmt.Sprintf(messageFmt, args...))
+	r.FakeRecorder.Eventf(obj, eventType, reason, messageFmt, args...)
+}
+
+func (r *nodeEvents) AnnotatedEventf(obj runtime.Object, annotations map[string]string, eventType, reason, messageFmt string, args ...any) {
+	r.add(obj, eventType, reason, fmt.Sprintf(messageFmt, args...))
+	r.FakeRecorder.AnnotatedEventf(obj, annotations, eventType, reason, messageFmt, args...)
+}
+
+// all returns the events recorded so far.
+func (r *nodeEvents) all() []nodeEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.list)
 }

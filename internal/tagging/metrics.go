@@ -24,9 +24,22 @@ const (
 	outcomeAlreadyTagged = "already_tagged" // the view showed them there: no call
 	outcomeTerminated    = "terminated"     // nothing to tag or untag
 	outcomeGone          = "gone"           // EC2 does not know the instance
-	outcomeFailed        = "failed"         // to be retried
+	outcomeFailed        = "failed"         // the batch's call failed (throttling, 5xx): retried
 	outcomeUntagged      = "untagged"       // DeleteTags took the tags off
+	// The instance's own failures, found by splitting the batch: the
+	// Node gets a Warning event and is retried.
+	outcomeTagLimit = "tag_limit_exceeded" // more than 50 tags with ours
+	outcomeDenied   = "unauthorized"       // IAM or an SCP denies it for this instance
 )
+
+// refusedOutcome is the outcome of an instance refused with err: besides
+// goneCodes (outcome gone), itemCodes hold only these two.
+func refusedOutcome(err error) string {
+	if errorCode(err) == codeTagLimitExceeded {
+		return outcomeTagLimit
+	}
+	return outcomeDenied
+}
 
 // NewMetrics creates the controller's metrics and registers them with r.
 func NewMetrics(r Registerer) *Metrics {
@@ -34,7 +47,7 @@ func NewMetrics(r Registerer) *Metrics {
 		nodes: metrics.NewCounterVec(&metrics.CounterOpts{
 			Subsystem:      "aws_ccm",
 			Name:           "tagging_nodes_total",
-			Help:           "Nodes the tagging controller handled, by action (tag, untag) and outcome (tagged, already_tagged: no call needed, terminated, gone: unknown to EC2, failed: retried, untagged).",
+			Help:           "Nodes the tagging controller handled, by action (tag, untag) and outcome (tagged, already_tagged: no call needed, untagged, terminated, gone: unknown to EC2, failed: the batch's call failed (throttling, 5xx), retried; the instance's own failures, retried with a Warning event on the Node: tag_limit_exceeded, unauthorized).",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"action", "outcome"}),
 		delay: metrics.NewHistogram(&metrics.HistogramOpts{

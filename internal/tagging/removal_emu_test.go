@@ -117,31 +117,41 @@ func TestRemovalOfGoneInstances(t *testing.T) {
 	}
 }
 
-// TestRetriesAfterFault: a failed CreateTags (a fault injected at the
-// emulator, an error the SDK does not retry itself) puts the Nodes back in
-// the queue with backoff; the next try tags them. A denial is a problem
-// the user can fix, so the Node gets a Warning event naming the fix.
+// TestRetriesAfterFault: CreateTags throttled past the SDK's own retries
+// (RequestLimitExceeded on all three attempts, a fault injected at the
+// emulator) fails the call as a whole: the batch is not split, its Nodes
+// go back to the queue with backoff and the next try tags them, and no
+// Warning event blames a Node for it (outcome failed).
 func TestRetriesAfterFault(t *testing.T) {
 	e := newEmu(t, emuOptions{
 		nodes:  []*corev1.Node{node("a", emuA, old), node("b", emuB, old)},
-		faults: []awsemu.Fault{{Service: "ec2", Action: "CreateTags", Code: "UnauthorizedOperation", HTTPStatus: 403, Remaining: 1}},
+		faults: []awsemu.Fault{{Service: "ec2", Action: "CreateTags", Code: "RequestLimitExceeded", HTTPStatus: 503, Remaining: 3}},
 	})
 	e.eventually("Nodes labelled", func() (bool, error) { return e.labelled("a", "b") })
-	e.waitSynced(2, item{node: "a"})
-	if got := e.srv.Calls("ec2", "CreateTags"); got != 2 {
-		t.Errorf("CreateTags calls = %d, want 2 (the faulted one and the retry)", got)
+	e.waitSucceeded(item{node: "a"})
+	e.waitSucceeded(item{node: "b"})
+	if got := e.srv.Calls("ec2", "CreateTags"); got != 4 {
+		t.Errorf("CreateTags calls = %d, want 4 (three throttled attempts of one call, then the retry; no split)", got)
 	}
-	if got := e.results.of(item{node: "a"}); len(got) != 2 || got[0] == nil || got[1] != nil {
-		t.Errorf("outcomes of a = %v, want an error, then success", got)
+	for _, n := range []string{"a", "b"} {
+		if got := e.results.of(item{node: n}); len(got) != 2 || errorCode(got[0]) != "RequestLimitExceeded" || got[1] != nil {
+			t.Errorf("outcomes of %s = %v, want RequestLimitExceeded, then success", n, got)
+		}
 	}
-	assertEvent(t, e, "InstanceTaggingFailed", "grant ec2:CreateTags")
+	if got := e.count("tag", outcomeFailed); got != 2 {
+		t.Errorf("aws_ccm_tagging_nodes_total{action=tag,outcome=failed} = %d, want 2", got)
+	}
+	if got := e.recorded.all(); len(got) != 0 {
+		t.Errorf("events for a throttled call: %v, want none", got)
+	}
 }
 
-// TestForeignInstanceDoesNotBlockTheCluster's: under the least-privilege
+// TestForeignInstanceDoesNotBlockTheClusters: under the least-privilege
 // policy a Node on an instance without the cluster tag cannot be tagged
 // (IAM denies it, as it should: the CCM must not tag what is not the
-// cluster's), and its Node gets a Warning event; the cluster's instances
-// are tagged in a call of their own, so the denial does not fail them.
+// cluster's), and its Node gets a Warning event naming the fix; the view
+// shows the instance without the cluster tag, so it is a suspect, called
+// apart from the cluster's instances, and the denial does not fail them.
 func TestForeignInstanceDoesNotBlockTheClusters(t *testing.T) {
 	const foreign = "i-0ff00000000000001"
 	fixture := func(f *awsemu.Fixture) {
@@ -150,6 +160,11 @@ func TestForeignInstanceDoesNotBlockTheClusters(t *testing.T) {
 	e := newEmu(t, emuOptions{fixture: fixture, nodes: []*corev1.Node{node("a", emuA, old), node("b", emuB, old), node("foreign", foreign, old)}})
 	e.eventually("cluster Nodes labelled", func() (bool, error) { return e.labelled("a", "b") })
 	assertEvent(t, e, "InstanceTaggingFailed", "UnauthorizedOperation")
+	for _, ev := range e.recorded.all() {
+		if ev.node != "foreign" || !strings.Contains(ev.message, "grant ec2:CreateTags") {
+			t.Errorf("event %+v, want it on Node foreign, naming the fix", ev)
+		}
+	}
 	if got := e.tags(foreign); got["team"] != "" {
 		t.Errorf("foreign instance tagged: %v", got)
 	}

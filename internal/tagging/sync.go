@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -92,16 +91,14 @@ func (c *Controller) tag(ctx context.Context, adds []item, errs map[item]error) 
 			toTag = append(toTag, id)
 		}
 	}
-	res := c.applyByOwnership(ctx, toTag, obs, func(ctx context.Context, ids []string) error {
+	res := c.applyGrouped(ctx, toTag, obs, func(ctx context.Context, ids []string) error {
 		_, err := c.cfg.EC2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: ids, Tags: ec2Tags(c.cfg.Tags, c.keys)})
 		return err
 	})
-	tagged := len(toTag) - len(res.gone) - len(res.failed)
+	tagged := len(toTag) - len(res.gone) - len(res.refused) - len(res.failed)
 	klog.V(2).InfoS("Tagged instances", "nodes", len(nodes), "alreadyTagged", len(done), "tagged", tagged,
-		"gone", len(res.gone), "failed", len(res.failed), "calls", res.calls)
-	m.node("tag", outcomeTagged, tagged)
-	m.node("tag", outcomeGone, len(res.gone))
-	m.node("tag", outcomeFailed, len(res.failed))
+		"gone", len(res.gone), "refused", len(res.refused), "failed", len(res.failed), "calls", res.calls)
+	c.count("tag", outcomeTagged, tagged, res)
 	for _, id := range toTag {
 		node, it := nodes[id], byID[id]
 		switch {
@@ -111,13 +108,18 @@ func (c *Controller) tag(ctx context.Context, adds []item, errs map[item]error) 
 			} else {
 				klog.InfoS("Not tagging: EC2 does not know the Node's instance", "node", klog.KObj(node), "instance", id)
 			}
-		case res.failed[id] != nil:
-			errs[it] = fmt.Errorf("tag instance %s of Node %s: %w", id, node.Name, res.failed[id])
+		case res.refused[id] != nil:
+			err := res.refused[id]
+			errs[it] = fmt.Errorf("tag instance %s of Node %s: %w", id, node.Name, err)
 			// A new instance IAM cannot see the tags of yet is denied
 			// like a foreign one; only an older Node's denial is news.
-			if c.cfg.Clock.Since(node.CreationTimestamp.Time) >= c.cfg.NewNodeGrace {
-				c.warn(node, "CreateTags", id, res.failed[id])
+			if errorCode(err) != codeUnauthorized || c.cfg.Clock.Since(node.CreationTimestamp.Time) >= c.cfg.NewNodeGrace {
+				c.warn(node, "CreateTags", id, err)
 			}
+		case res.failed[id] != nil:
+			// Throttling, 5xx or the like: nothing the Node's owner can
+			// fix, so no event; retried with backoff.
+			errs[it] = fmt.Errorf("tag instance %s of Node %s: the call for its batch failed: %w", id, node.Name, res.failed[id])
 		default:
 			done = append(done, id)
 		}
@@ -133,26 +135,47 @@ func (c *Controller) tag(ctx context.Context, adds []item, errs map[item]error) 
 	}
 }
 
-// applyByOwnership makes the calls for the instances the view shows with
-// the cluster tag apart from the others: IAM denies a whole call for one
-// resource it does not grant, and the least-privilege policy grants only
-// the cluster's instances, so a Node on a foreign or untagged instance
-// must not fail the rest.
-func (c *Controller) applyByOwnership(ctx context.Context, ids []string, obs map[string]instances.Observation, call func(context.Context, []string) error) result {
-	var ours, others []string
+// applyGrouped makes the calls for the instances expected to go through
+// apart from the suspects, each group bisected on an item error
+// (applyBatched): the suspects are the instances the view shows without
+// the cluster tag (the least-privilege policy grants only the cluster's
+// instances, and IAM denies a whole call for one resource it does not
+// grant) and those that failed alone in an earlier pass (too many tags,
+// denied by an SCP). Bisection alone would find them too, at up to
+// 2*ceil(log2 n) calls each time they are retried beside new Nodes; kept
+// apart they cost one call (more only when several fail together), and a
+// Node on a foreign instance does not fail the rest.
+func (c *Controller) applyGrouped(ctx context.Context, ids []string, obs map[string]instances.Observation, call func(context.Context, []string) error) result {
+	var expected, suspects []string
 	for _, id := range ids {
-		if o := obs[id]; o.Instance != nil && clustertag.Has(o.Instance.Tags, c.cfg.ClusterID) {
-			ours = append(ours, id)
+		if o := obs[id]; o.Instance != nil && clustertag.Has(o.Instance.Tags, c.cfg.ClusterID) && !c.suspects[id] {
+			expected = append(expected, id)
 		} else {
-			others = append(others, id)
+			suspects = append(suspects, id)
 		}
 	}
-	res := applyBatched(ctx, ours, call)
-	more := applyBatched(ctx, others, call)
-	maps.Copy(res.gone, more.gone)
-	maps.Copy(res.failed, more.failed)
-	res.calls += more.calls
+	res := applyBatched(ctx, expected, call)
+	res.merge(applyBatched(ctx, suspects, call))
+	for _, id := range ids {
+		if res.refused[id] != nil {
+			c.suspects[id] = true
+		} else if res.failed[id] == nil {
+			delete(c.suspects, id)
+		}
+	}
 	return res
+}
+
+// count records the outcomes of a batch: done instances went through
+// (outcome ok), the others as res has them, refused ones by the reason.
+func (c *Controller) count(action, ok string, done int, res result) {
+	m := c.cfg.Metrics
+	m.node(action, ok, done)
+	m.node(action, outcomeGone, len(res.gone))
+	m.node(action, outcomeFailed, len(res.failed))
+	for _, err := range res.refused {
+		m.node(action, refusedOutcome(err), 1)
+	}
 }
 
 // label marks node as tagged with the current tags.
@@ -228,34 +251,45 @@ func (c *Controller) untag(ctx context.Context, removes []item, errs map[item]er
 		}
 		return true
 	})
-	res := c.applyByOwnership(ctx, ids, obs, func(ctx context.Context, ids []string) error {
+	res := c.applyGrouped(ctx, ids, obs, func(ctx context.Context, ids []string) error {
 		_, err := c.cfg.EC2.DeleteTags(ctx, &ec2.DeleteTagsInput{Resources: ids, Tags: ec2Tags(c.cfg.Tags, c.keys)})
 		return err
 	})
-	klog.V(2).InfoS("Untagged instances of deleted Nodes", "instances", len(byID), "called", len(ids), "gone", len(res.gone), "failed", len(res.failed), "calls", res.calls)
-	m.node("untag", outcomeUntagged, len(ids)-len(res.gone)-len(res.failed))
-	m.node("untag", outcomeGone, len(res.gone))
-	m.node("untag", outcomeFailed, len(res.failed))
-	for id, err := range res.failed {
+	klog.V(2).InfoS("Untagged instances of deleted Nodes", "instances", len(byID), "called", len(ids), "gone", len(res.gone),
+		"refused", len(res.refused), "failed", len(res.failed), "calls", res.calls)
+	c.count("untag", outcomeUntagged, len(ids)-len(res.gone)-len(res.refused)-len(res.failed), res)
+	for id, err := range res.refused {
 		for _, it := range byID[id] {
 			errs[it] = fmt.Errorf("remove tags from instance %s of deleted Node %s: %w", id, it.node, err)
+			// The Node is gone; its name still finds the event
+			// (kubectl events --for node/<name>).
+			c.warn(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: it.node}}, "DeleteTags", id, err)
+		}
+	}
+	for id, err := range res.failed {
+		for _, it := range byID[id] {
+			errs[it] = fmt.Errorf("remove tags from instance %s of deleted Node %s: the call for its batch failed: %w", id, it.node, err)
 		}
 	}
 }
 
-// warn reports a failure the user can fix on the Node. Transient ones
-// (throttling, 5xx) are only retried and logged.
+// warn reports a failure of instance id alone that the user can fix, as
+// a Warning event on node naming EC2's reason. Failures of a whole call
+// (throttling, 5xx) are only retried and logged: they say nothing about
+// the Node.
 func (c *Controller) warn(node *corev1.Node, op, id string, err error) {
-	var fix string
-	switch errorCode(err) {
-	case "UnauthorizedOperation", "AccessDenied", "AccessDeniedException":
-		fix = fmt.Sprintf("grant ec2:%s on the instance to the CCM's role; the least-privilege policy (iam/ccm-policy-least-privilege.json) grants it on instances tagged %s", op, clustertag.Key(c.clusterID()))
-	case "TagLimitExceeded":
-		fix = "the instance would carry more than 50 tags: remove some of its tags or fewer --tags"
+	var what, fix string
+	switch code := errorCode(err); code {
+	case codeUnauthorized:
+		what = fmt.Sprintf("UnauthorizedOperation: an IAM policy or a service control policy (SCP) denies ec2:%s on this instance (the other instances of the batch went through)", op)
+		fix = fmt.Sprintf("grant ec2:%s on the instance to the CCM's role and lift any SCP deny for it; the least-privilege policy (iam/ccm-policy-least-privilege.json) grants it only on instances tagged %s", op, clustertag.Key(c.clusterID()))
+	case codeTagLimitExceeded:
+		what = fmt.Sprintf("TagLimitExceeded: the instance has too many tags; with the %d of --tags it would carry more than EC2's limit of %d user tags per resource (aws: tags do not count)", len(c.keys), maxTagsPerInstance)
+		fix = "remove tags from the instance, or configure fewer --tags"
 	default:
 		return
 	}
-	c.cfg.Events.Eventf(node, corev1.EventTypeWarning, eventsReason, "%s on instance %s failed: %v. Fix: %s.", op, id, err, fix)
+	c.cfg.Events.Eventf(node, corev1.EventTypeWarning, eventsReason, "%s on instance %s failed with %s. Fix: %s.", op, id, what, fix)
 }
 
 func (c *Controller) clusterID() string {
