@@ -15,6 +15,8 @@ const (
 	ServiceELBv2 = "Elastic Load Balancing v2"
 	ServiceIAM   = "IAM"
 	ServiceECR   = "ECR"
+	// ServiceECRPublic is ECR Public (IAM prefix ecr-public).
+	ServiceECRPublic = "ECR PUBLIC"
 )
 
 // Component names who calls an action; iam/ has one policy per component.
@@ -71,6 +73,14 @@ type Action struct {
 	CalledBy string
 	// Why says which code path needs it; it is printed in the IAM reference.
 	Why string
+	// Unsigned says why a call needs no permission of the caller: it is
+	// sent unsigned (STS AssumeRoleWithWebIdentity, which the target
+	// role's trust policy authorizes). The guard lets it through; no
+	// policy of iam/ grants it.
+	Unsigned string
+	// Condition is the condition a grant of the action carries in the
+	// node policy (sts:GetServiceBearerToken for ECR Public only).
+	Condition Conditions
 }
 
 // Scope is how a least-privilege policy limits a mutating action to the
@@ -96,6 +106,8 @@ func iamPrefix(service string) string {
 	switch service {
 	case ServiceELB, ServiceELBv2:
 		return "elasticloadbalancing"
+	case ServiceECRPublic:
+		return "ecr-public"
 	default:
 		return strings.ToLower(service)
 	}
@@ -244,6 +256,19 @@ var registry = []Action{
 	// Nodes pulling from private ECR (cmd/ecr-credential-provider).
 	{Service: ServiceECR, Operation: "GetAuthorizationToken", Components: []string{ComponentNode},
 		Why: "ecr-credential-provider: the registry token the kubelet pulls private ECR images with"},
+	// ECR Public (public.ecr.aws): an authenticated pull gets the account's
+	// rate limit instead of the anonymous one. AWS requires
+	// sts:GetServiceBearerToken for ECR Public's token as well.
+	{Service: ServiceECRPublic, Operation: "GetAuthorizationToken", Components: []string{ComponentNode},
+		Why: "ecr-credential-provider: the token the kubelet pulls public.ecr.aws images with (in us-east-1)"},
+	{Service: ServiceSTS, Operation: "GetServiceBearerToken", Components: []string{ComponentNode}, CalledBy: "ECR Public's GetAuthorizationToken (a permission it requires, not a call)",
+		Condition: Conditions{"StringEquals": {"sts:AWSServiceName": "ecr-public.amazonaws.com"}},
+		Why:       "ecr-credential-provider: ECR Public's GetAuthorizationToken requires it, for the service ecr-public.amazonaws.com only"},
+	// Service-account tokens (KEP-4412): the role a Pod's service account
+	// names is assumed with the Pod's token.
+	{Service: ServiceSTS, Operation: "AssumeRoleWithWebIdentity", Components: []string{ComponentNode},
+		Unsigned: "sent unsigned with the Pod's service-account token; the target role's trust policy authorizes it",
+		Why:      "ecr-credential-provider: with a service-account token from the kubelet, pull with the role named by the service account's eks.amazonaws.com/ecr-role-arn annotation (or AWS_ECR_ROLE_ARN)"},
 	{Service: ServiceECR, Operation: "BatchCheckLayerAvailability", Components: []string{ComponentNode}, CalledBy: "the container runtime",
 		Why: "pulling from private ECR with the token: the container runtime checks layers (not this project's code)"},
 	{Service: ServiceECR, Operation: "BatchGetImage", Components: []string{ComponentNode}, CalledBy: "the container runtime",

@@ -71,10 +71,11 @@ func TestPreflightIsReadOnly(t *testing.T) {
 func TestEveryRegisteredActionIsCalled(t *testing.T) {
 	imports := map[string]string{
 		ServiceEC2: `"github.com/aws/aws-sdk-go-v2/service/ec2"`, ServiceSTS: `"github.com/aws/aws-sdk-go-v2/service/sts"`,
-		ServiceELB:   `"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"`,
-		ServiceELBv2: `"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"`,
-		ServiceIAM:   `"github.com/aws/aws-sdk-go-v2/service/iam"`,
-		ServiceECR:   `"github.com/aws/aws-sdk-go-v2/service/ecr"`,
+		ServiceELB:       `"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"`,
+		ServiceELBv2:     `"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"`,
+		ServiceIAM:       `"github.com/aws/aws-sdk-go-v2/service/iam"`,
+		ServiceECR:       `"github.com/aws/aws-sdk-go-v2/service/ecr"`,
+		ServiceECRPublic: `"github.com/aws/aws-sdk-go-v2/service/ecrpublic"`,
 	}
 	// Calls the SDK makes for us: AssumeRole through the credentials provider.
 	indirect := map[string]string{"sts:AssumeRole": "stscreds.NewAssumeRoleProvider("}

@@ -128,11 +128,12 @@ func leastPrivilege(actions []Action, clusterID string) PolicyDocument {
 	return doc
 }
 
-// iamActions returns the actions' IAM names, sorted, without repeats.
+// iamActions returns the actions' IAM names, sorted, without repeats,
+// leaving out those that need no permission (Unsigned).
 func iamActions(as []Action) []string {
 	var out []string
 	for _, a := range as {
-		if !slices.Contains(out, a.IAMAction()) {
+		if a.Unsigned == "" && !slices.Contains(out, a.IAMAction()) {
 			out = append(out, a.IAMAction())
 		}
 	}
@@ -155,15 +156,39 @@ func (d PolicyDocument) JSON() ([]byte, error) {
 }
 
 // NodePolicy is the policy for the worker and control-plane nodes' role:
-// the ComponentNode actions, for pulling images from private ECR. The
+// the ComponentNode actions, for pulling images from private ECR and
+// ECR Public. The
 // kubelet's ecr-credential-provider calls GetAuthorizationToken, and the
 // container runtime pulls image layers with the token. The in-tree kubelet's
 // ec2:DescribeInstances / DescribeRegions (still in upstream's node policy)
 // are not needed: an external kubelet never calls EC2.
+//
+// An action with a Condition gets a statement of its own:
+// sts:GetServiceBearerToken only for ECR Public (ecr-credential-provider
+// gets public.ecr.aws tokens with it).
 func NodePolicy() PolicyDocument {
-	return PolicyDocument{Version: "2012-10-17", Statement: []Statement{{
-		Sid: "PullImagesFromECR", Effect: "Allow", Action: iamActions(Actions(ComponentNode)), Resource: "*",
-	}}}
+	var plain []Action
+	var conditional []Statement
+	for _, a := range Actions(ComponentNode) {
+		switch {
+		case a.Unsigned != "":
+		case a.Condition != nil:
+			conditional = append(conditional, Statement{Sid: nodeSid(a), Effect: "Allow", Action: []string{a.IAMAction()}, Resource: "*", Condition: a.Condition})
+		default:
+			plain = append(plain, a)
+		}
+	}
+	return PolicyDocument{Version: "2012-10-17", Statement: append([]Statement{{
+		Sid: "PullImagesFromECR", Effect: "Allow", Action: iamActions(plain), Resource: "*",
+	}}, conditional...)}
+}
+
+// nodeSid names the node policy's statement of a conditional grant.
+func nodeSid(a Action) string {
+	if a.IAMAction() == "sts:GetServiceBearerToken" {
+		return "ServiceBearerTokenForECRPublic"
+	}
+	return "Allow" + a.Operation
 }
 
 // GeneratedPolicies are the files of iam/, by name: what hack/gen-iam

@@ -35,20 +35,36 @@ func NewCommand(streams Streams, o CommandOptions) *cobra.Command {
 	if o.Provider.NewECR == nil {
 		o.Provider.NewECR = newECR
 	}
+	if o.Provider.NewECRPublic == nil {
+		o.Provider.NewECRPublic = newECRPublic
+	}
+	if o.Provider.NewSTS == nil {
+		o.Provider.NewSTS = newSTS
+	}
 	if o.Executable == nil {
 		o.Executable = os.Executable
 	}
 	cmd := &cobra.Command{
 		Use:   BinaryName,
-		Short: "Kubelet image credential provider for private Amazon ECR registries",
+		Short: "Kubelet image credential provider for Amazon ECR and ECR Public",
 		Long: "Run by the kubelet (CredentialProviderConfig, apiVersion credentialprovider.kubelet.k8s.io/v1):\n" +
 			"reads a CredentialProviderRequest on stdin and writes the registry's credentials as a\n" +
 			"CredentialProviderResponse on stdout. AWS credentials come from the SDK's standard chain\n" +
-			"(on a node: the instance role, which needs ecr:GetAuthorizationToken).",
-		Args:          cobra.NoArgs,
+			"(on a node: the instance role, which needs ecr:GetAuthorizationToken, and for public.ecr.aws\n" +
+			"ecr-public:GetAuthorizationToken and sts:GetServiceBearerToken), or, when the kubelet passes a\n" +
+			"service-account token, from the role the service account's " + RoleARNAnnotation + "\n" +
+			"annotation (or " + RoleARNEnv + ") names, assumed with that token.\n" +
+			"Arguments the CredentialProviderConfig's args pass are ignored, as upstream's provider does.",
+		// The kubelet passes the provider's configured args (Kubernetes'
+		// documentation shows `args: [get-credentials]`); upstream's
+		// provider ignores them, so they must not fail the pull here.
+		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				klog.V(2).InfoS("Ignoring arguments, as upstream's ecr-credential-provider does", "args", args)
+			}
 			return Serve(cmd.Context(), streams, o.Provider)
 		},
 	}
@@ -143,4 +159,22 @@ func newECR(ctx context.Context, r Registry) (ECR, error) {
 		return ECR{}, err
 	}
 	return ECR{GetAuthorizationToken: c.GetAuthorizationToken}, nil
+}
+
+// newECRPublic builds the real ECR Public call (us-east-1).
+func newECRPublic(ctx context.Context) (ECRPublic, error) {
+	c, err := awsapi.NewECRPublic(ctx, awsapi.Options{})
+	if err != nil {
+		return ECRPublic{}, err
+	}
+	return ECRPublic{GetAuthorizationToken: c.GetAuthorizationToken}, nil
+}
+
+// newSTS builds the real STS call for service-account roles in region.
+func newSTS(ctx context.Context, region string) (STS, error) {
+	c, err := awsapi.NewWebIdentitySTS(ctx, awsapi.Options{Region: region})
+	if err != nil {
+		return STS{}, err
+	}
+	return STS{AssumeRoleWithWebIdentity: c.AssumeRoleWithWebIdentity}, nil
 }

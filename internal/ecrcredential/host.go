@@ -3,7 +3,10 @@ package ecrcredential
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 )
 
 // A private ECR registry host is
@@ -47,7 +50,14 @@ var suffixes = []suffix{
 	{domain: "csp.hci.ic.gov", partition: "aws-iso-f", regionPrefix: "us-isof-"},
 }
 
-// Registry is a private ECR registry, parsed from an image's host.
+// PublicHosts are ECR Public's registry hosts, as upstream's provider
+// serves them: public.ecr.aws and its dual-stack name ecr-public.aws.com.
+// Their token comes from ECR Public's API in awsapi.ECRPublicRegion
+// (us-east-1) whatever the node's region.
+var PublicHosts = []string{"public.ecr.aws", "ecr-public.aws.com"}
+
+// Registry is an ECR registry, parsed from an image's host: a private one,
+// or ECR Public (Public).
 type Registry struct {
 	// Host is the registry host as the image names it: the key of the
 	// response's auth map.
@@ -57,8 +67,11 @@ type Registry struct {
 	// Region and Partition are where the registry lives.
 	Region, Partition string
 	// FIPS and DualStack say which endpoint variant the host is; the ECR
-	// API call uses the same variant.
+	// API call uses the same variant. Both are false for ECR Public.
 	FIPS, DualStack bool
+	// Public is ECR Public (PublicHosts): no account, Region is
+	// us-east-1, where its API serves tokens.
+	Public bool
 }
 
 var (
@@ -70,27 +83,31 @@ var (
 	regionName = regexp.MustCompile(`^[a-z]{2,4}(-[a-z]+)+-[0-9]+$`)
 )
 
-// NotECRError says an image is not in a private ECR registry at all (as
-// opposed to an ECR-shaped host with a problem).
+// NotECRError says an image is not in an ECR registry at all (as opposed
+// to an ECR-shaped host with a problem).
 type NotECRError struct{ Image, Host, Reason string }
 
 func (e *NotECRError) Error() string {
 	if e.Host == "" {
-		return fmt.Sprintf("image %q is not a private ECR image: %s", e.Image, e.Reason)
+		return fmt.Sprintf("image %q is not an ECR image: %s", e.Image, e.Reason)
 	}
-	return fmt.Sprintf("image %q is not a private ECR image: host %q %s", e.Image, e.Host, e.Reason)
+	return fmt.Sprintf("image %q is not an ECR image: host %q %s", e.Image, e.Host, e.Reason)
 }
 
-// ParseImage returns the private ECR registry of an image reference
-// ("<account>.dkr.ecr.<region>.amazonaws.com/repo:tag", optionally with
-// https://). It fails with a *NotECRError for any other registry, and with
-// an error naming the problem for an ECR-shaped host it cannot serve (a
-// region of another partition, an unknown suffix).
+// ParseImage returns the ECR registry of an image reference
+// ("<account>.dkr.ecr.<region>.amazonaws.com/repo:tag" or
+// "public.ecr.aws/repo:tag", optionally with https://). It fails with a
+// *NotECRError for any other registry, and with an error naming the
+// problem for an ECR-shaped host it cannot serve (a region of another
+// partition, an unknown suffix).
 func ParseImage(image string) (Registry, error) {
 	ref := strings.TrimPrefix(image, "https://")
 	host, _, found := strings.Cut(ref, "/")
 	if !found || host == "" {
-		return Registry{}, &NotECRError{Image: image, Reason: "it names no registry host (want <account>.dkr.ecr.<region>.amazonaws.com/<repository>)"}
+		return Registry{}, &NotECRError{Image: image, Reason: "it names no registry host (want <account>.dkr.ecr.<region>.amazonaws.com/<repository> or public.ecr.aws/<repository>)"}
+	}
+	if slices.Contains(PublicHosts, strings.ToLower(host)) {
+		return Registry{Host: host, Region: awsapi.ECRPublicRegion, Partition: "aws", Public: true}, nil
 	}
 	return parseHost(image, host)
 }
@@ -102,7 +119,7 @@ func parseHost(image, host string) (Registry, error) {
 	}
 	m := ecrHost.FindStringSubmatch(lower)
 	if m == nil {
-		return Registry{}, &NotECRError{Image: image, Host: host, Reason: "is not <12-digit account>.dkr.ecr.<region>.<AWS domain>"}
+		return Registry{}, &NotECRError{Image: image, Host: host, Reason: "is not <12-digit account>.dkr.ecr.<region>.<AWS domain>, " + strings.Join(PublicHosts, " or ")}
 	}
 	account, form, fips, region, domain := m[1], m[2], m[3] != "", m[4], m[5]
 	if !regionName.MatchString(region) {
@@ -189,7 +206,8 @@ func Domains() []string {
 
 // MatchImages are the kubelet CredentialProviderConfig matchImages patterns
 // of every host form ParseImage accepts: each `*` stands for one DNS label
-// (the account, the region), as the kubelet matches them.
+// (the account, the region), as the kubelet matches them; ECR Public's
+// hosts come last, literally.
 func MatchImages() []string {
 	var out []string
 	for _, s := range suffixes {
@@ -199,5 +217,5 @@ func MatchImages() []string {
 		}
 		out = append(out, "*."+form+".*."+s.domain, "*."+form+"-fips.*."+s.domain)
 	}
-	return out
+	return append(out, PublicHosts...)
 }

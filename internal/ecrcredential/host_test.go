@@ -3,6 +3,7 @@ package ecrcredential
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,7 +71,8 @@ func TestParseImageRefuses(t *testing.T) {
 	notECR := []string{
 		"nginx:1.27",
 		"docker.io/library/nginx:1.27",
-		"public.ecr.aws/eks/aws-load-balancer-controller:v2",
+		"public.ecr.aws.example.com/eks/aws-load-balancer-controller:v2",
+		"public.ecr.aws:443/eks/aws-load-balancer-controller:v2",
 		"registry.k8s.io/pause:3.10",
 		"123456789012.dkr.ecr.us-west-2.amazonaws.com:443/app",
 		"12345678901.dkr.ecr.us-west-2.amazonaws.com/app",
@@ -80,7 +82,7 @@ func TestParseImageRefuses(t *testing.T) {
 	for _, image := range notECR {
 		_, err := ParseImage(image)
 		var ne *NotECRError
-		if !errors.As(err, &ne) || !strings.Contains(err.Error(), "is not a private ECR image") {
+		if !errors.As(err, &ne) || !strings.Contains(err.Error(), "is not an ECR image") {
 			t.Errorf("%q: %v, want a NotECRError", image, err)
 		}
 	}
@@ -103,20 +105,39 @@ func TestParseImageRefuses(t *testing.T) {
 	}
 }
 
-// TestMatchImagesAreTheKubeletsGlobs: every pattern has the kubelet's
-// shape (a * per account and region label) and none matches a host the
-// plugin refuses, so the kubelet never runs it for another registry.
+// TestParseImagePublic: ECR Public's two hosts, in any case, are
+// registries served from us-east-1, keyed by the host as written.
+func TestParseImagePublic(t *testing.T) {
+	for _, image := range []string{"public.ecr.aws/eks-distro/kubernetes/pause:3.10", "ecr-public.aws.com/nginx/nginx:1.27", "https://Public.ECR.aws/x/y"} {
+		r, err := ParseImage(image)
+		host, _, _ := strings.Cut(strings.TrimPrefix(image, "https://"), "/")
+		if err != nil || !r.Public || r.Host != host || r.Region != "us-east-1" || r.Partition != "aws" || r.AccountID != "" || r.FIPS || r.DualStack {
+			t.Errorf("%s: %+v %v", image, r, err)
+		}
+		if !matchesAny(MatchImages(), strings.ToLower(host)) {
+			t.Errorf("no matchImages pattern sends %s to the plugin", host)
+		}
+	}
+}
+
+// TestMatchImagesAreTheKubeletsGlobs: every private pattern has the
+// kubelet's shape (a * per account and region label), ECR Public's hosts
+// are listed literally, and none matches a host the plugin refuses, so
+// the kubelet never runs it for another registry.
 func TestMatchImagesAreTheKubeletsGlobs(t *testing.T) {
 	pats := MatchImages()
-	if len(pats) != 2*len(suffixes) {
-		t.Fatalf("%d patterns for %d domains", len(pats), len(suffixes))
+	if len(pats) != 2*len(suffixes)+len(PublicHosts) {
+		t.Fatalf("%d patterns for %d domains and %d public hosts", len(pats), len(suffixes), len(PublicHosts))
 	}
-	for _, p := range pats {
+	for _, p := range pats[:2*len(suffixes)] {
 		if !strings.HasPrefix(p, "*.dkr") || strings.Count(p, "*") != 2 {
 			t.Errorf("pattern %q: want *.<form>.*.<domain>", p)
 		}
 	}
-	for _, host := range []string{"public.ecr.aws", "registry.k8s.io", "123456789012.dkr.ecr.us-west-2.example.com", "123456789012.dkr-ecr.us-west-2.amazonaws.com"} {
+	if !slices.Equal(pats[2*len(suffixes):], PublicHosts) {
+		t.Errorf("patterns end with %v, want ECR Public's hosts %v", pats[2*len(suffixes):], PublicHosts)
+	}
+	for _, host := range []string{"public.ecr.aws.example.com", "x.public.ecr.aws", "registry.k8s.io", "123456789012.dkr.ecr.us-west-2.example.com", "123456789012.dkr-ecr.us-west-2.amazonaws.com"} {
 		if matchesAny(pats, host) {
 			t.Errorf("%s matches a pattern", host)
 		}

@@ -13,8 +13,9 @@ import (
 	credv1 "k8s.io/kubelet/pkg/apis/credentialprovider/v1"
 )
 
-// TestCacheDuration: the token's time left less SafetyMargin, in whole
-// seconds, never negative; no expiry means no caching.
+// TestCacheDuration: half the token's time left in whole Unix seconds,
+// as upstream's getCacheDuration; no expiry, or no time left, means no
+// caching.
 func TestCacheDuration(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { x := now.Add(d); return &x }
@@ -23,10 +24,10 @@ func TestCacheDuration(t *testing.T) {
 		expiresAt *time.Time
 		want      time.Duration
 	}{
-		{"12 hours", at(12 * time.Hour), 11*time.Hour + 30*time.Minute},
-		{"fractions dropped", at(time.Hour + 1500*time.Millisecond), 30*time.Minute + time.Second},
-		{"inside the margin", at(10 * time.Minute), 0},
-		{"exactly the margin", at(SafetyMargin), 0},
+		{"12 hours", at(12 * time.Hour), 6 * time.Hour},
+		{"odd seconds round down", at(time.Hour + time.Second), 30 * time.Minute},
+		{"fractions dropped", at(3*time.Second + 900*time.Millisecond), time.Second},
+		{"one second left", at(time.Second), 0},
 		{"expired", at(-time.Hour), 0},
 		{"no expiry", nil, 0},
 	} {

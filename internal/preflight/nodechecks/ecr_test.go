@@ -112,7 +112,7 @@ func TestECRProviderProblems(t *testing.T) {
 				`"*.dkr-ecr-fips.*.on.aws", "*.dkr.ecr.*.amazonaws.com.cn", "*.dkr.ecr-fips.*.amazonaws.com.cn", "*.dkr-ecr.*.on.amazonwebservices.com.cn", ` +
 				`"*.dkr-ecr-fips.*.on.amazonwebservices.com.cn", "*.dkr.ecr.*.amazonaws.eu", "*.dkr.ecr-fips.*.amazonaws.eu", "*.dkr.ecr.*.c2s.ic.gov", ` +
 				`"*.dkr.ecr-fips.*.c2s.ic.gov", "*.dkr.ecr.*.sc2s.sgov.gov", "*.dkr.ecr-fips.*.sc2s.sgov.gov", "*.dkr.ecr.*.cloud.adc-e.uk", ` +
-				`"*.dkr.ecr-fips.*.cloud.adc-e.uk", "*.dkr.ecr.*.csp.hci.ic.gov", "*.dkr.ecr-fips.*.csp.hci.ic.gov"], ` +
+				`"*.dkr.ecr-fips.*.cloud.adc-e.uk", "*.dkr.ecr.*.csp.hci.ic.gov", "*.dkr.ecr-fips.*.csp.hci.ic.gov", "public.ecr.aws", "ecr-public.aws.com"], ` +
 				"defaultCacheDuration: 12h, apiVersion: credentialprovider.kubelet.k8s.io/v1} to /etc/kubernetes/cp.yaml, put the ecr-credential-provider executable in /opt/cp"},
 	}
 	for _, tc := range cases {
