@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/awsccmctl/awsccmctl/internal/testbed"
 )
@@ -220,6 +221,39 @@ func TestDecodeErrors(t *testing.T) {
 // TestWaitRollout: the test bed runs no DaemonSet controller and no
 // kubelet, so the test writes the status they would, through the status
 // subresource, and checks what the wait makes of it.
+// TestWaitRolloutTimeoutNamesWhatWasNotReady: a wait that runs out of
+// time with a slow client (its rate limiter refuses the last request
+// because it could not be sent before the deadline) says which object was
+// not ready and its last state, not "client rate limiter Wait returned an
+// error".
+func TestWaitRolloutTimeoutNamesWhatWasNotReady(t *testing.T) {
+	c, cs, run := setup(t)
+	ctx := context.Background()
+	objs := decode(t, manifests(run, "x"))
+	if _, err := c.Apply(ctx, objs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.Uninstall(ctx, objs, Options{}) })
+	ds, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "ccm-"+run, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: ds.Generation, DesiredNumberScheduled: 1, CurrentNumberScheduled: 1}
+	if _, err := cs.AppsV1().DaemonSets("kube-system").UpdateStatus(ctx, ds, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// One request per 2 s against a poll per second: the third poll's
+	// request could only go after the 3 s deadline, and the limiter says so.
+	cfg := rest.CopyConfig(testbed.Get(t).Config)
+	cfg.QPS, cfg.Burst = 0.5, 1
+	slow := kubernetes.NewForConfigOrDie(cfg)
+	err = WaitRollout(ctx, slow, objs, 3*time.Second, nil)
+	want := "DaemonSet/kube-system/ccm-" + run + ": not ready after 3s: 0 of 1 Pods updated, 0 available"
+	if err == nil || err.Error() != want {
+		t.Fatalf("WaitRollout: %v\nwant %s", err, want)
+	}
+}
+
 func TestWaitRollout(t *testing.T) {
 	c, cs, run := setup(t)
 	ctx := context.Background()

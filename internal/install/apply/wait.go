@@ -2,14 +2,15 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -81,31 +82,62 @@ func DeploymentRolledOut(d *appsv1.Deployment) (string, bool, error) {
 }
 
 // Poll calls check every interval until it reports done, printing
-// "<what>: <state>" to out (nil: nowhere) when the state changes. The error
-// after timeout carries the last state; a cancelled ctx (Ctrl-C) wraps
-// ctx.Err(), so the caller can say interrupted.
+// "<what>: <state>" to out (nil: nowhere) when the state changes. When
+// timeout passes first the error names what and the last state observed,
+// whatever error the last check returned: near the deadline client-go's
+// rate limiter refuses a request it could not send in time, and "client
+// rate limiter Wait returned an error" says nothing about what was not
+// ready. A cancelled ctx (Ctrl-C) wraps ctx.Err(), so the caller can say
+// interrupted. Any other error of check ends the wait at once.
 func Poll(ctx context.Context, interval, timeout time.Duration, what string, check func(context.Context) (string, bool, error), out io.Writer) error {
-	last := ""
-	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
-		state, done, err := check(ctx)
-		if err != nil {
-			return false, err
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	last, lastErr := "", error(nil)
+	timedOut := func() error {
+		if last == "" && lastErr != nil {
+			return fmt.Errorf("%s: not ready after %s: nothing observed yet (last error: %v)", what, timeout, lastErr)
+		}
+		if last == "" {
+			return fmt.Errorf("%s: not ready after %s: nothing observed yet", what, timeout)
+		}
+		return fmt.Errorf("%s: not ready after %s: %s", what, timeout, last)
+	}
+	for {
+		state, done, err := check(tctx)
+		switch {
+		case ctx.Err() != nil:
+			// Cancelled (Ctrl-C), not timed out: the caller says interrupted.
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		case err != nil && (tctx.Err() != nil || deadlineError(err)):
+			lastErr = err
+			return timedOut()
+		case err != nil:
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		if state != last && out != nil {
 			fmt.Fprintf(out, "%s: %s\n", what, state)
 		}
 		last = state
-		return done, nil
-	})
-	if err != nil && ctx.Err() != nil {
-		// Cancelled (Ctrl-C), not timed out: the caller says interrupted.
-		return fmt.Errorf("%s: %w", what, ctx.Err())
+		if done {
+			return nil
+		}
+		select {
+		case <-tctx.Done():
+			if ctx.Err() != nil {
+				return fmt.Errorf("%s: %w", what, ctx.Err())
+			}
+			return timedOut()
+		case <-ticker.C:
+		}
 	}
-	if err != nil && wait.Interrupted(err) {
-		return fmt.Errorf("%s: not ready after %s: %s", what, timeout, last)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
+}
+
+// deadlineError tells whether err comes from the wait's deadline. The
+// rate limiter's refusal (golang.org/x/time/rate's "would exceed context
+// deadline", wrapped by client-go) comes before the deadline and wraps no
+// context error, so only its text tells it apart.
+func deadlineError(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "would exceed context deadline")
 }
