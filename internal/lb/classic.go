@@ -88,10 +88,14 @@ func (r *Reconciler) ensureClassic(ctx context.Context, svc *corev1.Service, cfg
 			// new one is in. Recorded on the load balancer before the
 			// switch, as no later sync (of this process or another) sees
 			// the old group any more (classic_revoke.go).
+			// A group named like the managed one that the cluster does not
+			// own is not the load balancer's: its rules stay.
 			before := desc.SecurityGroups[0]
-			owed.owe(before, r.ownedManaged(svc, cfg.Name, known[before]) != nil)
-			if err := r.recordOwed(ctx, owed); err != nil {
-				return "", err
+			if named := r.namedManaged(cfg.Name, []string{before}, known); named == nil || r.ownedManaged(svc, cfg.Name, named) != nil {
+				owed.owe(before, named != nil)
+				if err := r.recordOwed(ctx, owed); err != nil {
+					return "", err
+				}
 			}
 		}
 		if err := r.syncClassicShape(ctx, cfg, desc, groupIDs); err != nil {
@@ -381,8 +385,10 @@ func elbTagList(tags []tag) []elbtypes.Tag {
 // rules first (they reference the group), then the load balancer, then the
 // group (which AWS frees once the load balancer's interfaces are gone).
 // managed is the Service's k8s-elb-<name> group (see ownServiceGroups), or
-// nil; seen is what the Get just before found (nil: describe it here).
-func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service, managed *group, seen *lookup) error {
+// nil; notOurs are groups of that name the cluster does not own, whose
+// rules are left alone; seen is what the Get just before found (nil:
+// describe it here).
+func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service, managed *group, notOurs map[string]bool, seen *lookup) error {
 	name := lbnames.LoadBalancerName(svc)
 	var desc *elbtypes.LoadBalancerDescription
 	if seen != nil {
@@ -414,7 +420,7 @@ func (r *Reconciler) deleteClassic(ctx context.Context, svc *corev1.Service, man
 	if managed != nil {
 		owed.owe(managed.id, true)
 	}
-	if desc != nil && len(desc.SecurityGroups) > 0 {
+	if desc != nil && len(desc.SecurityGroups) > 0 && !notOurs[desc.SecurityGroups[0]] {
 		owed.owe(desc.SecurityGroups[0], false)
 	}
 	if err := r.revokeOwed(ctx, svc, owed, "", nil); err != nil {

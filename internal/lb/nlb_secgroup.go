@@ -56,10 +56,12 @@ func nlbGroupName(clusterName string, svc *corev1.Service) string {
 // k8s-elb-<name> and the NLB's managed group. A group of either name that
 // the cluster does not own (untagged, or tagged for another cluster or
 // Service: ownedGroup) is not the Service's: it is described in foreign
-// (saying why) and left alone, its rules in other groups too.
+// (saying why) and left alone, its rules in other groups too (notOurs
+// holds their IDs).
 type serviceGroups struct {
 	classic, nlb *group
 	foreign      []error
+	notOurs      map[string]bool
 }
 
 // ownServiceGroups finds the Service's own security groups.
@@ -77,6 +79,10 @@ func (r *Reconciler) ownServiceGroups(ctx context.Context, svc *corev1.Service) 
 		g := got[id]
 		if why := r.ownedGroup(g.tags, svc); why != nil {
 			out.foreign = append(out.foreign, fmt.Errorf("security group %s (%s): %w", g.id, g.name, why))
+			if out.notOurs == nil {
+				out.notOurs = map[string]bool{}
+			}
+			out.notOurs[g.id] = true
 			continue
 		}
 		switch g.name {

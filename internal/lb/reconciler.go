@@ -278,7 +278,7 @@ func (r *Reconciler) Delete(ctx context.Context, svc *corev1.Service) error {
 		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "%v; it is not deleted", f)
 	}
 	seen := r.takeLookup(lbnames.LoadBalancerName(svc), svc)
-	errs := []error{r.deleteClassic(ctx, svc, groups.classic, seen), r.deleteNLB(ctx, svc, groups.nlb, seen)}
+	errs := []error{r.deleteClassic(ctx, svc, groups.classic, groups.notOurs, seen), r.deleteNLB(ctx, svc, groups.nlb, seen)}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
