@@ -27,6 +27,8 @@ const (
 	flagECRConfig         = "credential-provider-config"
 	flagECRBinDir         = "credential-provider-bin-dir"
 	flagPrintECRConfig    = "print-credential-provider-config"
+	flagECRTokenAudience  = "credential-provider-service-account-token-audience"
+	flagECRRequireRole    = "credential-provider-require-service-account-role"
 )
 
 // imdsEndpointEnv is the variable the AWS SDK reads the IMDS endpoint from;
@@ -44,8 +46,10 @@ type KubeadmOptions struct {
 	// ECRConfig and ECRBinDir as their paths on the node.
 	ECRProvider          bool
 	ECRConfig, ECRBinDir string
-	// PrintECRConfig prints the kubelet's CredentialProviderConfig instead.
+	// PrintECRConfig prints the kubelet's CredentialProviderConfig instead,
+	// with tokenAttributes when ECRTokens has an audience.
 	PrintECRConfig bool
+	ECRTokens      ecrcredential.TokenAttributes
 }
 
 // kubeadmDeps are the outside lookups of `install kubeadm`, replaced in tests.
@@ -91,7 +95,14 @@ kubelet's flags (paths: --credential-provider-config, --credential-provider-bin-
 Both must exist on the node before kubeadm starts the kubelet: write the file with
 --print-credential-provider-config, and copy the binary from the release or let the
 DaemonSet of 'install manifests --ecr-credential-provider' copy it (see
-docs/ecr-credential-provider.md).
+docs/ecr-credential-provider.md). With
+--credential-provider-service-account-token-audience the printed configuration
+also asks the kubelet for each Pod's service-account token with that audience
+(tokenAttributes, Kubernetes 1.34+), and ecr-credential-provider pulls with the
+role the Pod's service account names in its eks.amazonaws.com/ecr-role-arn
+annotation; --credential-provider-require-service-account-role makes that
+annotation required (Pods without it get no ECR credentials) instead of falling
+back to the node's role.
 
 --from-imds, for bootstrap scripts on the node itself, reads instance-id,
 placement/availability-zone and local-hostname from the instance metadata service
@@ -104,14 +115,21 @@ the command exits with code 3 (` + imdsEndpointEnv + ` overrides the endpoint).`
   awsccmctl install kubeadm --from-imds > /etc/kubernetes/ccm-node.yaml
   # the same with private ECR images:
   awsccmctl install kubeadm --print-credential-provider-config > /etc/kubernetes/image-credential-provider-config.yaml
-  awsccmctl install kubeadm --from-imds --ecr-credential-provider > /etc/kubernetes/ccm-node.yaml`,
+  awsccmctl install kubeadm --from-imds --ecr-credential-provider > /etc/kubernetes/ccm-node.yaml
+  # Pods pull with the role their service account names:
+  awsccmctl install kubeadm --print-credential-provider-config --credential-provider-service-account-token-audience sts.amazonaws.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := streams.format("kubeadm", "kubeadm's YAML configuration", formatText); err != nil {
 				return err
 			}
 			if o.PrintECRConfig {
-				return printCredentialProviderConfig(cmd.Flags().Changed, streams)
+				return printCredentialProviderConfig(cmd.Flags().Changed, o.ECRTokens, streams)
+			}
+			for _, f := range []string{flagECRTokenAudience, flagECRRequireRole} {
+				if cmd.Flags().Changed(f) {
+					return exitcode.UsageError(fmt.Errorf("--%s is part of the CredentialProviderConfig: use it with --%s", f, flagPrintECRConfig))
+				}
 			}
 			opts, err := o.Complete(cmd.Context(), cmd.Flags().Changed, deps)
 			if err != nil {
@@ -134,6 +152,8 @@ the command exits with code 3 (` + imdsEndpointEnv + ` overrides the endpoint).`
 	fs.StringVar(&o.ECRConfig, flagECRConfig, ecrcredential.DefaultConfigPath, "with --"+flagECRProvider+": the kubelet's --image-credential-provider-config on the node")
 	fs.StringVar(&o.ECRBinDir, flagECRBinDir, ecrcredential.DefaultBinDir, "with --"+flagECRProvider+": the kubelet's --image-credential-provider-bin-dir on the node")
 	fs.BoolVar(&o.PrintECRConfig, flagPrintECRConfig, false, "print the kubelet's CredentialProviderConfig for ecr-credential-provider instead (write it to --"+flagECRConfig+" on each node)")
+	fs.StringVar(&o.ECRTokens.Audience, flagECRTokenAudience, "", "with --"+flagPrintECRConfig+": the kubelet passes each Pod's service-account token with this audience (tokenAttributes, e.g. sts.amazonaws.com), and Pods pull with the role their service account's "+ecrcredential.RoleARNAnnotation+" annotation names")
+	fs.BoolVar(&o.ECRTokens.RequireRole, flagECRRequireRole, false, "with --"+flagECRTokenAudience+": require the "+ecrcredential.RoleARNAnnotation+" annotation (Pods without it get no ECR credentials) instead of pulling with the node's role")
 	return cmd
 }
 
@@ -234,15 +254,18 @@ func mergeKubeadm(path string, opts kubeadmconfig.Options, streams Streams) erro
 
 // printCredentialProviderConfig prints the kubelet's CredentialProviderConfig
 // for ecr-credential-provider; no other flag applies.
-func printCredentialProviderConfig(changed func(string) bool, streams Streams) error {
+func printCredentialProviderConfig(changed func(string) bool, tokens ecrcredential.TokenAttributes, streams Streams) error {
 	for _, f := range []string{flagKubernetesVersion, flagAPIVersion, flagNodeName, flagProviderID, flagFromIMDS, flagMerge, flagECRProvider, flagECRConfig, flagECRBinDir} {
 		if changed(f) {
 			return exitcode.UsageError(fmt.Errorf("--%s prints only the CredentialProviderConfig: leave out --%s", flagPrintECRConfig, f))
 		}
 	}
-	b, err := ecrcredential.KubeletConfigYAML()
+	if changed(flagECRRequireRole) && tokens.Audience == "" {
+		return exitcode.UsageError(fmt.Errorf("--%s needs --%s", flagECRRequireRole, flagECRTokenAudience))
+	}
+	b, err := ecrcredential.KubeletConfigYAML(tokens)
 	if err != nil {
-		return err
+		return exitcode.UsageError(fmt.Errorf("--%s: %w", flagECRTokenAudience, err))
 	}
 	_, err = streams.Out.Write(b)
 	return err

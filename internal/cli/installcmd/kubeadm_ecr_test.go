@@ -1,6 +1,7 @@
 package installcmd
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -84,6 +85,53 @@ func TestKubeadmPrintCredentialProviderConfig(t *testing.T) {
 	}
 }
 
+// TestKubeadmPrintCredentialProviderConfigWithTokens: with an audience the
+// printed configuration has the tokenAttributes stanza the kubelet
+// validates (audience, cacheType, requireServiceAccount) passing the
+// role annotation along, optional by default and required on request.
+func TestKubeadmPrintCredentialProviderConfigWithTokens(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := kubeletv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	yamlSerializer := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme, json.SerializerOptions{Yaml: true, Strict: true})
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		require  bool
+		required []string
+		optional []string
+	}{
+		{"optional role", []string{"--credential-provider-service-account-token-audience", "sts.amazonaws.com"}, false, nil, []string{ecrcredential.RoleARNAnnotation}},
+		{"required role", []string{"--credential-provider-service-account-token-audience", "sts.amazonaws.com", "--credential-provider-require-service-account-role"}, true, []string{ecrcredential.RoleARNAnnotation}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runKubeadm(t, kubeadmDeps{}, append([]string{"--print-credential-provider-config"}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj, _, err := yamlSerializer.Decode([]byte(out), nil, nil)
+			if err != nil {
+				t.Fatalf("not a strict CredentialProviderConfig: %v\n%s", err, out)
+			}
+			p := obj.(*kubeletv1.CredentialProviderConfig).Providers[0]
+			a := p.TokenAttributes
+			if a == nil || a.ServiceAccountTokenAudience != "sts.amazonaws.com" || a.CacheType != kubeletv1.ServiceAccountServiceAccountTokenCacheType ||
+				a.RequireServiceAccount == nil || *a.RequireServiceAccount != tc.require ||
+				!slices.Equal(a.RequiredServiceAccountAnnotationKeys, tc.required) || !slices.Equal(a.OptionalServiceAccountAnnotationKeys, tc.optional) {
+				t.Errorf("tokenAttributes %+v\n%s", a, out)
+			}
+			if p.APIVersion != "credentialprovider.kubelet.k8s.io/v1" || !strings.Contains(out, "requireServiceAccount: "+fmt.Sprint(tc.require)) {
+				t.Errorf("the kubelet takes tokenAttributes only with the v1 protocol and an explicit requireServiceAccount:\n%s", out)
+			}
+		})
+	}
+	out, err := runKubeadm(t, kubeadmDeps{}, "--print-credential-provider-config")
+	if err != nil || strings.Contains(out, "tokenAttributes") {
+		t.Errorf("without an audience: %v\n%s", err, out)
+	}
+}
+
 func TestKubeadmECRUsageErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -96,6 +144,12 @@ func TestKubeadmECRUsageErrors(t *testing.T) {
 			[]string{"--credential-provider-config and --credential-provider-bin-dir need --ecr-credential-provider"}},
 		{"print-with-other-flags", []string{"--print-credential-provider-config", "--kubernetes-version", "v1.37.1"},
 			[]string{"--print-credential-provider-config prints only the CredentialProviderConfig: leave out --kubernetes-version"}},
+		{"audience-without-print", []string{"--kubernetes-version", "v1.37.1", "--credential-provider-service-account-token-audience", "sts.amazonaws.com"},
+			[]string{"--credential-provider-service-account-token-audience is part of the CredentialProviderConfig: use it with --print-credential-provider-config"}},
+		{"require-without-audience", []string{"--print-credential-provider-config", "--credential-provider-require-service-account-role"},
+			[]string{"--credential-provider-require-service-account-role needs --credential-provider-service-account-token-audience"}},
+		{"bad-audience", []string{"--print-credential-provider-config", "--credential-provider-service-account-token-audience", "sts.amazonaws.com,other"},
+			[]string{`service-account token audience "sts.amazonaws.com,other": want one audience without spaces or commas`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := runKubeadm(t, kubeadmDeps{}, tc.args...)
