@@ -2,6 +2,7 @@ package ccmapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -17,8 +18,10 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/instances"
+	"github.com/awsccmctl/awsccmctl/internal/routes"
 	"github.com/awsccmctl/awsccmctl/internal/tagging"
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
+	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
 
 // Options customise the command for tests.
@@ -76,8 +79,25 @@ func NewCommand(o Options) (*cobra.Command, error) {
 			o.OnCloudError(fmt.Errorf("--cloud-provider=%q: this binary only serves %q", shared.Name, awscloud.ProviderName))
 			return nil
 		}
+		// The cloud config is read before the flags are judged, and every
+		// problem is reported at once, the file's first: a missing or
+		// broken --cloud-config reported only after a fixed --cluster-cidr
+		// costs the operator a second failed start.
+		var problems []error
+		if _, err := cloudconfig.Load(shared.CloudConfigFile); err != nil {
+			problems = append(problems, err)
+		}
+		if err := flags.Validate(); err != nil {
+			problems = append(problems, err)
+		}
+		if _, err := routes.ParseClusterCIDRs(c.ComponentConfig.KubeCloudShared.ClusterCIDR); err != nil {
+			problems = append(problems, err)
+		}
 		if err := checkRouteFlags(c); err != nil {
-			o.OnCloudError(err)
+			problems = append(problems, err)
+		}
+		if len(problems) > 0 {
+			o.OnCloudError(errors.Join(problems...))
 			return nil
 		}
 		configureControllers(c)

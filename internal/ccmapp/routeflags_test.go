@@ -76,6 +76,58 @@ current-context: c
 	}
 }
 
+// TestCloudConfigProblemsComeFirst: with a --cloud-config file that is
+// missing or broken and no --cluster-cidr, the start error reports the
+// file first and the route flags too, so the operator fixes both in one go
+// instead of learning about the file after fixing the flags.
+func TestCloudConfigProblemsComeFirst(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unreadable := filepath.Join(dir, "unreadable.conf")
+	if err := os.Mkdir(unreadable, 0o700); err != nil { // a directory: read fails
+		t.Fatal(err)
+	}
+	broken := filepath.Join(dir, "broken.conf")
+	if err := os.WriteFile(broken, []byte("[Global]\nNoSuchKey = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const routesErr = "--cluster-cidr is empty"
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"missing", filepath.Join(dir, "missing.conf"), "missing.conf: no such file or directory"},
+		{"unreadable", unreadable, "unreadable.conf: is a directory"},
+		{"broken", broken, `unknown key "NoSuchKey"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"--kubeconfig=" + kubeconfig, "--cloud-config=" + tc.path, "--secure-port=0", "--leader-elect=false"}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), runArgsEnv+"="+strings.Join(args, "\n"))
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("the command ended with %v, want exit status 1; output:\n%s", err, out)
+			}
+			config, routes := strings.Index(string(out), tc.want), strings.Index(string(out), routesErr)
+			if config < 0 || routes < 0 || config > routes {
+				t.Fatalf("output:\n%s\nwant the start error to say %q, then %q", out, tc.want, routesErr)
+			}
+		})
+	}
+}
+
 // runArgsEnv carries the arguments the child process runs the command with,
 // one per line: the command applies process-wide logging settings once, so
 // each run needs a process of its own.
