@@ -7,6 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
+	"github.com/aws/aws-sdk-go-v2/service/ecrpublic"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
 
 // TestNewECREndpointVariants: a FIPS or dual-stack registry host gets the
@@ -58,5 +60,35 @@ func TestNewECREndpointVariants(t *testing.T) {
 	}
 	if got := resolve(cl); got != "http://127.0.0.1:9" {
 		t.Errorf("with AWS_ENDPOINT_URL_ECR: %s", got)
+	}
+}
+
+// TestNewECRPublicIsInUSEast1: ECR Public's client asks us-east-1, the
+// only region its API serves tokens in, whatever region the node's
+// environment names; the web-identity STS client asks the region given
+// (the image's), at its regional endpoint.
+func TestNewECRPublicIsInUSEast1(t *testing.T) {
+	for _, k := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_ECR_PUBLIC", "AWS_ENDPOINT_URL_STS", "AWS_PROFILE"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	t.Setenv("AWS_REGION", "eu-west-1")
+	ctx := context.Background()
+	c, err := NewECRPublic(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := ecrpublic.NewDefaultEndpointResolverV2().ResolveEndpoint(ctx, ecrpublic.EndpointParameters{Region: aws.String(c.Options().Region)})
+	if err != nil || c.Options().Region != "us-east-1" || ep.URI.String() != "https://api.ecr-public.us-east-1.amazonaws.com" {
+		t.Errorf("ECR Public: region %s, endpoint %v (%v)", c.Options().Region, ep.URI.String(), err)
+	}
+	s, err := NewWebIdentitySTS(ctx, Options{Region: "ap-southeast-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sep, err := sts.NewDefaultEndpointResolverV2().ResolveEndpoint(ctx, sts.EndpointParameters{Region: aws.String(s.Options().Region)})
+	if err != nil || sep.URI.String() != "https://sts.ap-southeast-2.amazonaws.com" {
+		t.Errorf("STS: region %s, endpoint %v (%v)", s.Options().Region, sep.URI.String(), err)
 	}
 }
