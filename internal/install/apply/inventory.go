@@ -218,8 +218,9 @@ func (c *Client) Inventories(ctx context.Context) ([]*Inventory, error) {
 // prev recorded of it, then prev's members objs no longer hold (an object
 // an earlier apply created stays the install's until uninstall). An object
 // new to the inventory is created by the install when it does not exist
-// yet, or exists with the managed-by label (made by awsccmctl before
-// installs kept inventories); any other existing object is adopted.
+// yet, or exists and was made by awsccmctl (CreatedByAwsccmctl: an install
+// made before installs kept inventories, or whose inventory was lost); any
+// other existing object is adopted.
 func (c *Client) PlanInventory(ctx context.Context, namespace string, prev *Inventory, objs []*unstructured.Unstructured) (*Inventory, error) {
 	inv := &Inventory{ID: InventoryID(namespace), Namespace: namespace}
 	if prev == nil {
@@ -239,7 +240,7 @@ func (c *Client) PlanInventory(ctx context.Context, namespace string, prev *Inve
 			if err != nil {
 				return nil, fmt.Errorf("%s: read the live object: %w", Ref(u), err)
 			}
-			m.Adopted = live != nil && live.GetLabels()[ManagedByLabel] != ManagedByValue
+			m.Adopted = live != nil && !CreatedByAwsccmctl(live)
 		}
 		if !seen[m.key()] {
 			seen[m.key()] = true
@@ -253,6 +254,20 @@ func (c *Client) PlanInventory(ctx context.Context, namespace string, prev *Inve
 		}
 	}
 	return inv, nil
+}
+
+// Objects returns what installing objs under inv applies: objs, with the
+// managed-by label left out of those inv records as adopted (the label
+// says "created by awsccmctl"; see adopt.go).
+func (inv *Inventory) Objects(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, u := range objs {
+		out[i] = u
+		if m, ok := inv.Lookup(u); ok && m.Adopted {
+			out[i] = withoutManagedBy(u)
+		}
+	}
+	return out
 }
 
 // WriteInventory writes inv's parent with server-side apply. It is written
@@ -278,17 +293,23 @@ func (c *Client) WriteInventory(ctx context.Context, inv *Inventory, dryRun stri
 }
 
 // UninstallInventory deletes the members inv records as created, in reverse
-// apply order, leaves the adopted ones, then deletes the parent. A created
-// member that lost the managed-by label is left too (deleteOne).
+// apply order, hands the adopted ones back (release: the fields the install
+// alone owned are removed, the object stays), then deletes the parent. A
+// created member that lost the managed-by label is left too (deleteOne).
 func (c *Client) UninstallInventory(ctx context.Context, inv *Inventory, o Options) ([]Result, error) {
 	var results []Result
 	for _, m := range slices.Backward(inv.Members) {
-		r := Result{Ref: m.Ref(), Action: "kept (existed before the install)"}
-		if !m.Adopted {
-			var err error
-			if r, err = c.deleteOne(ctx, m.object(), o); err != nil {
-				return results, err
-			}
+		var (
+			r   Result
+			err error
+		)
+		if m.Adopted {
+			r, err = c.release(ctx, m, o)
+		} else {
+			r, err = c.deleteOne(ctx, m.object(), o)
+		}
+		if err != nil {
+			return results, err
 		}
 		results = append(results, r)
 		progress(o, r)

@@ -138,6 +138,9 @@ func Apply(ctx context.Context, c Clients, objs []*unstructured.Unstructured, o 
 	if err != nil {
 		return Report{}, err
 	}
+	// What is applied (and diffed): adopted objects without the managed-by
+	// label, which says "created by awsccmctl".
+	objs = inv.Objects(objs)
 	var differences *bool
 	if o.Diff {
 		d, err := c.Apply.Diff(ctx, objs)
@@ -185,7 +188,8 @@ func Apply(ctx context.Context, c Clients, objs []*unstructured.Unstructured, o 
 // those of earlier applies that objs no longer hold), leaves those that
 // existed before it, then deletes the inventory. When objs do not match
 // the recorded install (another namespace or workload) it is a
-// *MismatchError and nothing is deleted. dryRun is as in ApplyOptions.
+// *MismatchError and nothing is deleted. Adopted objects are kept, with the
+// fields only the install owned removed. dryRun is as in ApplyOptions.
 func Uninstall(ctx context.Context, c Clients, objs []*unstructured.Unstructured, dryRun string, progress io.Writer) (Report, error) {
 	if ctx == nil {
 		ctx = context.Background()

@@ -207,8 +207,8 @@ func TestSecondInstallRefused(t *testing.T) {
 // TestUninstallKeepsAdoptedObjects: a ClusterRole of the install's name
 // that existed before it (made by hand, or by another tool) is adopted:
 // the install applies its fields over it and uninstall leaves it. An object
-// with the managed-by label (from an install made before inventories) is
-// the install's.
+// awsccmctl made with the managed-by label (an install made before
+// inventories) is the install's.
 func TestUninstallKeepsAdoptedObjects(t *testing.T) {
 	c, cs, mkns := bed(t)
 	ctx := context.Background()
@@ -229,9 +229,15 @@ func TestUninstallKeepsAdoptedObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.RbacV1().ClusterRoles().Delete(ctx, role.Name, metav1.DeleteOptions{}) })
-	old := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: install.ConfigMapName, Namespace: ns,
-		Labels: map[string]string{install.LabelManagedBy: install.ManagedBy}}}
-	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, old, metav1.CreateOptions{}); err != nil {
+	// An install made before inventories: awsccmctl applied the object
+	// with its field manager, which owns the managed-by label.
+	old := &unstructured.Unstructured{}
+	old.SetAPIVersion("v1")
+	old.SetKind("ConfigMap")
+	old.SetNamespace(ns)
+	old.SetName(install.ConfigMapName)
+	old.SetLabels(map[string]string{install.LabelManagedBy: install.ManagedBy})
+	if _, err := c.Apply.Apply(ctx, []*unstructured.Unstructured{old}, apply.Options{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -258,8 +264,7 @@ func TestUninstallKeepsAdoptedObjects(t *testing.T) {
 		t.Errorf("apply reported %d objects, want %d", got, len(objs))
 	}
 
-	// Re-applying keeps the ClusterRole adopted, though it carries the
-	// managed-by label now.
+	// Re-applying keeps the ClusterRole adopted.
 	mustApply(t, c, objs)
 	r, err = Uninstall(ctx, c, objs, "", &progress)
 	if err != nil {
@@ -268,7 +273,7 @@ func TestUninstallKeepsAdoptedObjects(t *testing.T) {
 	for _, res := range r.Objects {
 		want := "deleted"
 		if strings.HasPrefix(res.Ref, "ClusterRole/") {
-			want = "kept (existed before the install)"
+			want = apply.Kept
 		}
 		if res.Action != want {
 			t.Errorf("uninstall: %s %s, want %s", res.Ref, res.Action, want)
