@@ -81,7 +81,66 @@ func planInventory(ctx context.Context, c Clients, objs []*unstructured.Unstruct
 		return nil, &MismatchError{fmt.Errorf("the CCM is already installed in namespace %s (ConfigMap %s/%s records it); a second install in %s would run a second leader and take over the ClusterRole binding: re-run with --namespace %s, or remove that install first (awsccmctl install uninstall --namespace %s); nothing was changed",
 			strings.Join(others, ", "), others[0], apply.InventoryName, ns, others[0], others[0])}
 	}
+	if err := oneWorkload(ctx, c, prev, objs); err != nil {
+		return nil, err
+	}
 	return c.Apply.PlanInventory(ctx, ns, prev, objs)
+}
+
+// workloadFlag is the --workload value that renders a workload of kind.
+func workloadFlag(kind string) string { return strings.ToLower(kind) }
+
+// otherWorkload returns the CCM workload of the other kind than w (a
+// Deployment for a DaemonSet and the reverse), of the same name.
+func otherWorkload(w *unstructured.Unstructured) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{}
+	o.SetAPIVersion("apps/v1")
+	o.SetKind("Deployment")
+	if w.GetKind() == "Deployment" {
+		o.SetKind("DaemonSet")
+	}
+	o.SetNamespace(w.GetNamespace())
+	o.SetName(w.GetName())
+	return o
+}
+
+// recordedWorkload returns the CCM workload inv records in another kind
+// than w (the install was made with the other --workload), if any. The
+// ECR credential provider's DaemonSet has another name.
+func recordedWorkload(inv *apply.Inventory, w *unstructured.Unstructured) (apply.Member, bool) {
+	if inv == nil {
+		return apply.Member{}, false
+	}
+	return inv.Lookup(otherWorkload(w))
+}
+
+// oneWorkload refuses (a *MismatchError) an apply that would run the CCM
+// beside another CCM workload of the same name: the install recorded with
+// the other --workload, or, recorded or not, a live workload of the other
+// kind (the install's whose inventory was lost, or another tool's). Both
+// would run the controllers (each kind leads on its own, and a DaemonSet
+// next to a Deployment means two CCMs on every sync), so a switch of
+// --workload goes through uninstall.
+func oneWorkload(ctx context.Context, c Clients, prev *apply.Inventory, objs []*unstructured.Unstructured) error {
+	w := workload(objs)
+	want := workloadFlag(w.GetKind())
+	if m, ok := recordedWorkload(prev, w); ok {
+		have := workloadFlag(m.Kind)
+		return &MismatchError{fmt.Errorf("the install recorded in namespace %s (ConfigMap %s/%s) runs the CCM as %s (--workload %s); --workload %s would run a second CCM beside it: give the install's --workload %s, or switch by removing the install first (awsccmctl install uninstall --namespace %s --workload %s) and then applying with --workload %s; nothing was changed",
+			prev.Namespace, prev.Namespace, apply.InventoryName, m.Ref(), have, want, have, prev.Namespace, have, want)}
+	}
+	other := otherWorkload(w)
+	live, err := c.Apply.Live(ctx, other)
+	if err != nil || live == nil || live.GetDeletionTimestamp() != nil {
+		return err
+	}
+	have := workloadFlag(other.GetKind())
+	if apply.CreatedByAwsccmctl(live) {
+		return &MismatchError{fmt.Errorf("%s runs the CCM, made by awsccmctl install apply --workload %s, but no install records it (the inventory ConfigMap %s/%s was deleted?); --workload %s would run a second CCM beside it: record it again with awsccmctl install apply --namespace %s --workload %s, then remove it with awsccmctl install uninstall --namespace %s --workload %s before applying with --workload %s; nothing was changed",
+			apply.Ref(other), have, w.GetNamespace(), apply.InventoryName, want, w.GetNamespace(), have, w.GetNamespace(), have, want)}
+	}
+	return &MismatchError{fmt.Errorf("%s exists and was not made by awsccmctl (another install of a CCM?); --workload %s would run a second CCM beside it: delete it first, or apply with --workload %s to take it over; nothing was changed",
+		apply.Ref(other), want, have)}
 }
 
 // recordedInventory returns the inventory of the install objs were rendered
@@ -113,6 +172,10 @@ func recordedInventory(ctx context.Context, c Clients, objs []*unstructured.Unst
 		if _, ok := inv.Lookup(u); !ok {
 			missing = append(missing, apply.Ref(u))
 		}
+	}
+	if m, ok := recordedWorkload(inv, workload(objs)); ok {
+		return nil, &MismatchError{fmt.Errorf("the values do not match the install recorded in namespace %s: it runs the CCM as %s; re-run with --workload %s (the install's values); nothing was changed",
+			ns, m.Ref(), workloadFlag(m.Kind))}
 	}
 	if len(missing) > 0 {
 		return nil, &MismatchError{fmt.Errorf("the values do not match the install recorded in namespace %s: it holds no %s (another --workload or --config than the install's?); give the install's values; nothing was changed",

@@ -139,7 +139,7 @@ func TestUninstallRefusesAnotherNamespace(t *testing.T) {
 
 	// Another workload than the install's is refused the same way.
 	_, err := Uninstall(ctx, c, rendered(t, nsA, install.WorkloadDeployment), "", nil)
-	wantMismatch(t, err, "it holds no Deployment/"+nsA+"/"+install.AppName, "--workload")
+	wantMismatch(t, err, "it runs the CCM as DaemonSet/"+nsA+"/"+install.AppName, "--workload daemonset")
 	wantAllLive(t, c, objsA, "after the uninstall of another workload")
 
 	// The install's own values remove it, and its record.
