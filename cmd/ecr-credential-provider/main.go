@@ -1,5 +1,5 @@
 // Command ecr-credential-provider is the kubelet's image credential
-// provider for private Amazon ECR registries. All behaviour lives in
+// provider for Amazon ECR registries and ECR Public. All behaviour lives in
 // internal/ecrcredential.
 package main
 

@@ -88,8 +88,8 @@ reads both: kubeadm 1.22 to 1.35 read v1beta3, 1.31 and later v1beta4.
 version of the kubeadm on PATH (kubeadm version -o short) is used, or with
 --merge the file's kubernetesVersion.
 
---ecr-credential-provider gives the kubelet credentials for private ECR registries
-through this project's ecr-credential-provider: it adds
+--ecr-credential-provider gives the kubelet credentials for ECR registries (private
+ones and ECR Public) through this project's ecr-credential-provider: it adds
 --image-credential-provider-config and --image-credential-provider-bin-dir to the
 kubelet's flags (paths: --credential-provider-config, --credential-provider-bin-dir).
 Both must exist on the node before kubeadm starts the kubelet: write the file with
@@ -148,7 +148,7 @@ the command exits with code 3 (` + imdsEndpointEnv + ` overrides the endpoint).`
 	fs.StringVar(&o.ProviderID, flagProviderID, "", "the kubelet's --provider-id, aws:///<zone>/<instance-id>")
 	fs.BoolVar(&o.FromIMDS, flagFromIMDS, false, "read --provider-id and --node-name from the instance metadata service (run on the node)")
 	fs.StringVar(&o.Merge, flagMerge, "", "your kubeadm configuration file: print it with the CCM's settings merged in, instead of the fragments")
-	fs.BoolVar(&o.ECRProvider, flagECRProvider, false, "add the kubelet flags of ecr-credential-provider (private ECR images)")
+	fs.BoolVar(&o.ECRProvider, flagECRProvider, false, "add the kubelet flags of ecr-credential-provider (ECR and ECR Public images)")
 	fs.StringVar(&o.ECRConfig, flagECRConfig, ecrcredential.DefaultConfigPath, "with --"+flagECRProvider+": the kubelet's --image-credential-provider-config on the node")
 	fs.StringVar(&o.ECRBinDir, flagECRBinDir, ecrcredential.DefaultBinDir, "with --"+flagECRProvider+": the kubelet's --image-credential-provider-bin-dir on the node")
 	fs.BoolVar(&o.PrintECRConfig, flagPrintECRConfig, false, "print the kubelet's CredentialProviderConfig for ecr-credential-provider instead (write it to --"+flagECRConfig+" on each node)")
