@@ -1,6 +1,7 @@
 package instances
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -40,13 +41,18 @@ type ENI struct {
 	// ID is the interface's ID (eni-...); routes may target it.
 	ID          string
 	DeviceIndex int32
-	Status      string // in-use, ...
-	// PrimaryIP is the interface's primary private IPv4 address.
-	PrimaryIP string
-	// SecondaryIPs are the other private IPv4 addresses; the VPC CNI hands
-	// them to pods, so they are not node addresses.
-	SecondaryIPs []string
-	IPv6         []string
+	// Listed is the interface's position in DescribeInstances' list, which
+	// EC2 does not keep in device order (kubernetes/cloud-provider-aws#911).
+	// Upstream's IPv6 node addresses follow that order when its ipv4 block
+	// has not sorted the list first (see pkg/awscloud's nodeAddresses).
+	Listed int
+	Status string // in-use, ...
+	// PrivateIPs are the interface's private IPv4 addresses in EC2's order:
+	// the primary, then the secondary ones (under the VPC CNI, the
+	// addresses it holds for pods). Upstream lists them all as node
+	// addresses.
+	PrivateIPs []string
+	IPv6       []string
 }
 
 // Terminated reports whether the instance is gone for good.
@@ -82,24 +88,23 @@ func fromEC2(in ec2types.Instance) *Instance {
 	if in.Placement != nil {
 		out.Zone = aws.ToString(in.Placement.AvailabilityZone)
 	}
-	for _, ni := range in.NetworkInterfaces {
-		eni := ENI{ID: aws.ToString(ni.NetworkInterfaceId), Status: string(ni.Status)}
+	// Interfaces without an attachment (never seen on an instance) sort
+	// after the attached ones, as upstream sorts them.
+	var unattached map[int]bool
+	for i, ni := range in.NetworkInterfaces {
+		eni := ENI{ID: aws.ToString(ni.NetworkInterfaceId), Listed: i, Status: string(ni.Status)}
 		if ni.Attachment != nil {
 			eni.DeviceIndex = aws.ToInt32(ni.Attachment.DeviceIndex)
+		} else {
+			if unattached == nil {
+				unattached = map[int]bool{}
+			}
+			unattached[i] = true
 		}
 		for _, ip := range ni.PrivateIpAddresses {
-			addr := aws.ToString(ip.PrivateIpAddress)
-			if addr == "" {
-				continue
+			if a := aws.ToString(ip.PrivateIpAddress); a != "" {
+				eni.PrivateIPs = append(eni.PrivateIPs, a)
 			}
-			if aws.ToBool(ip.Primary) {
-				eni.PrimaryIP = addr
-			} else {
-				eni.SecondaryIPs = append(eni.SecondaryIPs, addr)
-			}
-		}
-		if eni.PrimaryIP == "" {
-			eni.PrimaryIP = aws.ToString(ni.PrivateIpAddress)
 		}
 		for _, ip := range ni.Ipv6Addresses {
 			if a := aws.ToString(ip.Ipv6Address); a != "" {
@@ -108,6 +113,14 @@ func fromEC2(in ec2types.Instance) *Instance {
 		}
 		out.ENIs = append(out.ENIs, eni)
 	}
-	slices.SortStableFunc(out.ENIs, func(a, b ENI) int { return int(a.DeviceIndex - b.DeviceIndex) })
+	slices.SortStableFunc(out.ENIs, func(a, b ENI) int {
+		if ua, ub := unattached[a.Listed], unattached[b.Listed]; ua != ub {
+			if ua {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.DeviceIndex, b.DeviceIndex)
+	})
 	return out
 }

@@ -87,10 +87,14 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (
 	if err := i.topologyLabels(ctx, node, inst, labels); err != nil {
 		return nil, err
 	}
+	addrs, err := nodeAddresses(inst, i.c.cfg.Global.NodeIPFamilies)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", node.Name, err)
+	}
 	return &cloudprovider.InstanceMetadata{
 		ProviderID:       providerid.Format(inst.Zone, inst.ID),
 		InstanceType:     inst.Type,
-		NodeAddresses:    nodeAddresses(inst, i.c.cfg.Global.NodeIPFamilies),
+		NodeAddresses:    addrs,
 		Zone:             inst.Zone,
 		Region:           i.c.env.Region,
 		AdditionalLabels: labels,

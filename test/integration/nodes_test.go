@@ -91,7 +91,12 @@ func assertInitializedFrom(t *testing.T, node *corev1.Node, in awsemu.Instance) 
 			t.Errorf("node %s label %s = %q, want %q", node.Name, k, got, want)
 		}
 	}
-	want := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.PrivateIP}}
+	// Upstream's list: every private IPv4 of the interface, the VPC CNI's
+	// secondary (pod) address included.
+	var want []corev1.NodeAddress
+	for _, ip := range in.ENIs[0].PrivateIPs {
+		want = append(want, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
+	}
 	if in.PublicIP != "" {
 		want = append(want, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: in.PublicIP})
 	}
@@ -102,7 +107,7 @@ func assertInitializedFrom(t *testing.T, node *corev1.Node, in awsemu.Instance) 
 		want = append(want, corev1.NodeAddress{Type: corev1.NodeExternalDNS, Address: in.PublicDNSName})
 	}
 	if !slices.Equal(node.Status.Addresses, want) {
-		t.Errorf("node %s addresses = %v, want %v (the secondary pod IP %v must not appear)", node.Name, node.Status.Addresses, want, in.ENIs[0].PrivateIPs[1:])
+		t.Errorf("node %s addresses = %v, want %v (upstream's list)", node.Name, node.Status.Addresses, want)
 	}
 }
 
