@@ -211,7 +211,8 @@ func errString(err error) string {
 }
 
 // TestECRPublic: public.ecr.aws and ecr-public.aws.com images get ECR
-// Public's token, keyed by their host, with the generated node policy
+// Public's token from us-east-1 whatever the node's region, keyed by their
+// host, with the generated node policy
 // (iam/node-policy.json) as the node's; without sts:GetServiceBearerToken
 // AWS refuses and the error says which permissions the node lacks. With a
 // service-account token the annotated role gets it.
@@ -224,6 +225,9 @@ func TestECRPublic(t *testing.T) {
 		t.Run(host, func(t *testing.T) {
 			emu := emulator(t)
 			nodePolicy(t, emu, string(node))
+			// A node in another region still asks us-east-1: the
+			// emulator's ECR Public answers nowhere else.
+			t.Setenv("AWS_REGION", "eu-west-1")
 			before := time.Now()
 			resp, stderr, err := plugin(t, request(t, host+"/eks-distro/kubernetes/pause:3.10", "", nil))
 			if err != nil {

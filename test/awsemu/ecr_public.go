@@ -9,7 +9,8 @@ import (
 
 // ECR Public (JSON 1.1, target prefix SpencerFrontendService, signing name
 // ecr-public): GetAuthorizationToken, what a kubelet credential provider
-// calls for public.ecr.aws images. AWS serves it in us-east-1; an
+// calls for public.ecr.aws images. AWS serves it in us-east-1 (a request
+// signed for another region gets UnsupportedCommandException); an
 // authenticated pull gets the higher rate limit of an AWS account. The
 // answer is one authorizationData (not a list, unlike private ECR's): a
 // base64 "AWS:<password>" token valid for ECRTokenLifetime. IAM requires
@@ -27,6 +28,9 @@ func ecrPublicService(c *common) *service {
 	return &service{
 		name: "ecr-public", signingName: "ecr-public", protocol: protoJSON11,
 		targetPrefix: "SpencerFrontendService",
+		// Tokens are served in us-east-1 only (other regions answer
+		// UnsupportedCommandException, as AWS documents for the action).
+		regions: []string{"us-east-1"},
 		jsonActions: map[string]jsonHandler{
 			"GetAuthorizationToken": s.getPublicAuthorizationToken,
 		},

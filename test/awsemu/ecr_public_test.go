@@ -19,7 +19,8 @@ func ecrPublicClient(t testing.TB, url string) *ecrpublic.Client {
 }
 
 // TestECRPublicGetAuthorizationToken: the real ecrpublic client gets one
-// "AWS:<password>" token valid for 12 hours, counted as ecr-public; with
+// "AWS:<password>" token valid for 12 hours, counted as ecr-public, in
+// us-east-1 only; with
 // IAM enforcement on, it needs both ecr-public:GetAuthorizationToken and
 // sts:GetServiceBearerToken for ecr-public.amazonaws.com, as AWS documents.
 func TestECRPublicGetAuthorizationToken(t *testing.T) {
@@ -45,6 +46,8 @@ func TestECRPublicGetAuthorizationToken(t *testing.T) {
 	if n := srv.Calls("ecr-public", "GetAuthorizationToken"); n != 1 {
 		t.Errorf("%d ecr-public calls counted, want 1", n)
 	}
+	_, err = c.GetAuthorizationToken(ctx, &ecrpublic.GetAuthorizationTokenInput{}, func(o *ecrpublic.Options) { o.Region = "us-west-2" })
+	wantCode(t, err, "UnsupportedCommandException")
 
 	for _, c2 := range []struct {
 		name, policy, denied string

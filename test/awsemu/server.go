@@ -32,6 +32,9 @@ type service struct {
 	// AssumeRoleWithWebIdentity): found by Version alone, and never
 	// authorized against a caller.
 	anonymous map[string]bool
+	// regions, when set, are the only regions (of the SigV4 credential
+	// scope) the service answers in (ECR Public: us-east-1).
+	regions []string
 }
 
 // actionTable maps each Action of a service to its handler.
@@ -251,6 +254,21 @@ func signingName(r *http.Request) string {
 		return ""
 	}
 	return parts[3]
+}
+
+// signingRegion extracts the region from the SigV4 credential scope, as
+// signingName the service.
+func signingRegion(r *http.Request) string {
+	_, after, ok := strings.Cut(r.Header.Get("Authorization"), "Credential=")
+	if !ok {
+		return ""
+	}
+	cred, _, _ := strings.Cut(after, ",")
+	parts := strings.Split(strings.TrimSpace(cred), "/")
+	if len(parts) != 5 {
+		return ""
+	}
+	return parts[2]
 }
 
 // lookupService finds the service for a signing name, using the API

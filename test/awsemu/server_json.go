@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -57,6 +58,11 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, target string
 	}
 	if apiErr := checkJSONRequest(r); apiErr != nil {
 		writeJSONError(w, reqID, apiErr)
+		return svcName, action
+	}
+	if region := signingRegion(r); len(svc.regions) > 0 && !slices.Contains(svc.regions, region) {
+		writeJSONError(w, reqID, newAPIError(http.StatusBadRequest, "UnsupportedCommandException",
+			"The action isn't supported in this Region (%s; %s answers in %s).", region, svc.name, strings.Join(svc.regions, ", ")))
 		return svcName, action
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxJSONBody+1))
