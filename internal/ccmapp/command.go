@@ -104,9 +104,10 @@ func NewCommand(o Options) (*cobra.Command, error) {
 		m := awsapi.NewMetrics(o.Registerer)
 		cloud, err := awscloud.New(context.Background(), awscloud.Config{
 			CloudConfigPath: shared.CloudConfigFile, Flags: flags, Metrics: m, ViewMetrics: instances.NewMetrics(o.Registerer),
-			TaggingTags: taggingTags(taggingOptions, c.ComponentConfig.Generic.Controllers),
-			ClusterCIDR: c.ComponentConfig.KubeCloudShared.ClusterCIDR,
-			ClusterName: c.ComponentConfig.KubeCloudShared.ClusterName,
+			RouteMetrics: routes.NewMetrics(o.Registerer),
+			TaggingTags:  taggingTags(taggingOptions, c.ComponentConfig.Generic.Controllers),
+			ClusterCIDR:  c.ComponentConfig.KubeCloudShared.ClusterCIDR,
+			ClusterName:  c.ComponentConfig.KubeCloudShared.ClusterName,
 		})
 		if err != nil {
 			o.OnCloudError(err)

@@ -59,6 +59,7 @@ func (m *Manager) Create(ctx context.Context, want *cloudprovider.Route) error {
 	defer unlock()
 	t, err := m.current(ctx)
 	if err != nil {
+		m.reportTableProblem(err, &node)
 		return fmt.Errorf("route %s to Node %s: %w", dest, want.TargetNode, err)
 	}
 	m.mu.Lock()

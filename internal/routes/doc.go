@@ -26,5 +26,14 @@
 // When the table is full (RouteLimitExceeded) the Node gets a Warning event
 // with the fix, and further creates into that table are refused locally for
 // FullTableRetry or until a route is deleted, instead of failing in AWS for
-// every Node on every sync.
+// every Node on every sync. When there is no one table to manage (none or
+// several tagged, RouteTableID wrong), each Node with a pod CIDR gets one
+// Warning event per problem (the route controller only logs the failed
+// listing), and a gauge shows the problem (Metrics).
+//
+// The source/destination check is turned off on the route's target: the
+// instance with ModifyInstanceAttribute, or, for an instance with several
+// network interfaces (EC2 refuses the instance call there), its primary
+// interface, which the route then names, with
+// ModifyNetworkInterfaceAttribute.
 package routes

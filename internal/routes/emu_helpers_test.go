@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/component-base/metrics"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
@@ -72,6 +73,8 @@ type emu struct {
 	rec   *record.FakeRecorder
 	// clock is the Manager's and the instance view's clock.
 	clock *clocktesting.FakeClock
+	// reg holds the Manager's metrics.
+	reg metrics.KubeRegistry
 }
 
 func newEmu(t *testing.T, o emuOptions) *emu {
@@ -101,8 +104,9 @@ func newEmu(t *testing.T, o emuOptions) *emu {
 	if o.env != nil {
 		o.env(&env)
 	}
-	e := &emu{t: t, srv: srv, nodes: newFakeNodes(), rec: record.NewFakeRecorder(1000), clock: clk}
-	e.m = New(Config{EC2: NewEC2(client), Env: env, ClusterCIDRs: emuCIDRs, Instances: view, Nodes: e.nodes, Events: e.rec, Clock: clk})
+	e := &emu{t: t, srv: srv, nodes: newFakeNodes(), rec: record.NewFakeRecorder(1000), clock: clk, reg: metrics.NewKubeRegistry()}
+	e.m = New(Config{EC2: NewEC2(client), Env: env, ClusterCIDRs: emuCIDRs, Instances: view, Nodes: e.nodes, Events: e.rec, Clock: clk,
+		Metrics: NewMetrics(e.reg)})
 	return e
 }
 

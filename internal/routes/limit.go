@@ -92,4 +92,5 @@ func (m *Manager) warnFull(n Node, dest netip.Prefix, err error) {
 	}
 	m.events.Eventf(n.Node, corev1.EventTypeWarning, ReasonRouteLimitExceeded,
 		"No route to pod CIDR %s of this Node: %v", dest, err)
+	m.metrics.warned(ReasonRouteLimitExceeded)
 }

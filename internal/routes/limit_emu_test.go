@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -41,6 +42,12 @@ func TestRouteLimit(t *testing.T) {
 		if !strings.HasPrefix(ev, "Warning "+ReasonRouteLimitExceeded+" ") || !strings.Contains(ev, emuTable) || !strings.Contains(ev, "Routes per route table") {
 			t.Errorf("event %q, want a Warning %s naming the table and the quota", ev, ReasonRouteLimitExceeded)
 		}
+	}
+	want := "# HELP aws_ccm_route_node_warnings_total [ALPHA] Warning events the routes posted on Nodes whose route cannot be made, by reason (AWSRouteTableProblem, AWSRouteLimitExceeded).\n" +
+		"# TYPE aws_ccm_route_node_warnings_total counter\n" +
+		"aws_ccm_route_node_warnings_total{reason=\"AWSRouteLimitExceeded\"} 4\n"
+	if err := testutil.GatherAndCompare(e.reg, strings.NewReader(want), "aws_ccm_route_node_warnings_total"); err != nil {
+		t.Error(err)
 	}
 
 	// The next sync: still refused locally.

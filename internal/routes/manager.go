@@ -42,6 +42,9 @@ type Config struct {
 	Clock clock.PassiveClock
 	// FullTableRetry: see DefaultFullTableRetry (the default when zero).
 	FullTableRetry time.Duration
+	// Metrics records table problems and Warning events; nil records
+	// nothing.
+	Metrics *Metrics
 }
 
 // Manager implements the routes of one cluster. It is safe for concurrent
@@ -53,6 +56,7 @@ type Manager struct {
 	instances Instances
 	nodes     Nodes
 	events    record.EventRecorder
+	metrics   *Metrics
 	clock     clock.PassiveClock
 	retry     time.Duration
 
@@ -73,6 +77,10 @@ type Manager struct {
 	// source/destination check off, by instance ID (one interface) or
 	// network interface ID (the primary of several).
 	checkOff map[string]time.Time
+	// tableProblem is the message of the current *TableError ("" while
+	// the table is found), and warnedTable the Nodes told about it.
+	tableProblem string
+	warnedTable  map[string]bool
 	// mutations holds a slot per EC2 change in flight (maxMutations).
 	mutations chan struct{}
 	// dests serialise the controller's calls per destination: a sync may
@@ -91,7 +99,7 @@ func New(c Config) *Manager {
 	}
 	return &Manager{
 		ec2: c.EC2, env: c.Env, cidrs: slices.Clone(c.ClusterCIDRs), instances: c.Instances, nodes: c.Nodes,
-		events: c.Events, clock: c.Clock, retry: c.FullTableRetry,
+		events: c.Events, metrics: c.Metrics, clock: c.Clock, retry: c.FullTableRetry, warnedTable: map[string]bool{},
 		mutations: make(chan struct{}, maxMutations),
 		owned:     map[netip.Prefix]string{}, strangers: map[string]time.Time{}, checkOff: map[string]time.Time{}, dests: map[netip.Prefix]*sync.Mutex{},
 	}
@@ -115,8 +123,12 @@ func (m *Manager) inClusterCIDRs(p netip.Prefix) bool {
 func (m *Manager) List(ctx context.Context, clusterName string) ([]*cloudprovider.Route, error) {
 	t, err := m.describeTable(ctx)
 	if err != nil {
+		// The route controller only logs a failed List: the Nodes hear
+		// of a table problem from the CCM (problems.go).
+		m.reportTableProblem(err, nil)
 		return nil, err
 	}
+	m.tableFound()
 	nodes, err := m.nodes.List()
 	if err != nil {
 		return nil, fmt.Errorf("list Nodes: %w", err)
@@ -252,6 +264,7 @@ func (m *Manager) current(ctx context.Context) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.tableFound()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.last == nil {

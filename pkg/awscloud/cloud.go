@@ -89,7 +89,10 @@ type Config struct {
 	Metrics *awsapi.Metrics
 	// ViewMetrics records the instance view's hit rates; nil records nothing.
 	ViewMetrics *instances.Metrics
-	Clock       clock.PassiveClock
+	// RouteMetrics records route table problems and the routes' Warning
+	// events; nil records nothing.
+	RouteMetrics *routes.Metrics
+	Clock        clock.PassiveClock
 	// ClusterName is the CCM's --cluster-name; upstream hashes it into the
 	// names of managed NLB security groups (empty: lb.DefaultClusterName).
 	ClusterName string
@@ -178,7 +181,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 		return nil, err
 	}
 	cloud.lb = cloud.newLoadBalancers(clients, c.ClusterName)
-	cloud.routes = cloud.newRoutes(clients, clusterCIDRs)
+	cloud.routes = cloud.newRoutes(clients, clusterCIDRs, c.RouteMetrics)
 	klog.InfoS("AWS cloud provider ready", "region", env.Region, "vpc", env.VPCID, "clusterID", env.ClusterID,
 		"legacyClusterTag", env.Legacy, "instanceCacheMaxAge", flags.InstanceCacheMaxAge, "absenceGracePeriod", flags.AbsenceGracePeriod,
 		"maxAbsentNodeDeletions", flags.MaxAbsentNodeDeletions)

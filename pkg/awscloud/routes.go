@@ -26,7 +26,7 @@ func (c *Cloud) Routes() (cloudprovider.Routes, bool) {
 
 // newRoutes builds the routes on the provider's clients, instance view and
 // Node lister, or nil without cluster CIDRs.
-func (c *Cloud) newRoutes(clients *awsapi.Clients, cidrs []netip.Prefix) *routes.Manager {
+func (c *Cloud) newRoutes(clients *awsapi.Clients, cidrs []netip.Prefix, m *routes.Metrics) *routes.Manager {
 	if len(cidrs) == 0 {
 		return nil
 	}
@@ -37,6 +37,7 @@ func (c *Cloud) newRoutes(clients *awsapi.Clients, cidrs []netip.Prefix) *routes
 		Instances:    c.view,
 		Nodes:        routeNodes{c},
 		Events:       c.events,
+		Metrics:      m,
 		Clock:        c.clock,
 	})
 }
