@@ -27,7 +27,9 @@ const (
 	Busy = 7
 	// Mismatch: install apply or uninstall: the values do not match the
 	// install recorded in the cluster (another --namespace or --workload,
-	// or a second install beside a recorded one); nothing was changed.
+	// or a second install beside a recorded one), or apply would run a
+	// second CCM beside an unrecorded workload of the other kind; nothing
+	// was changed.
 	Mismatch = 8
 	// Interrupted: stopped by SIGINT or SIGTERM (128 + SIGINT).
 	Interrupted = 130

@@ -105,8 +105,12 @@ Node to be initialised (providerID set, no uninitialized taint), and ends with
 the post-install checks of preflight. Ctrl-C stops it: "interrupted", exit 130.
 
 apply records the install in the ConfigMap awsccmctl-install of its namespace
-(the objects it created, and those it found there), which uninstall removes
-exactly; a second install in another namespace is refused (exit 8).`,
+(the objects it created, and those it found there: adopted, which never get
+the app.kubernetes.io/managed-by label), which uninstall removes exactly.
+Whatever would run a second CCM is refused, nothing changed, exit 8: another
+--workload than the recorded install's (to switch, uninstall first), a
+DaemonSet or Deployment of the CCM's name of the other kind that no install
+records, or a second install in another namespace.`,
 		Example: `  awsccmctl install apply --cluster-name prod --region eu-central-1 --diff --dry-run=server
   awsccmctl install apply --config install.yaml --wait`,
 		Args: cobra.NoArgs,

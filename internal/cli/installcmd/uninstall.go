@@ -14,8 +14,10 @@ func newUninstallCommand(streams Streams) *cobra.Command {
 		Long: `uninstall removes the install recorded in the ConfigMap awsccmctl-install of
 the CCM's namespace (install apply writes it: every object it applied, and
 whether it created it or found it there). It deletes, workload first and RBAC
-last, the objects the install created, and leaves those that existed before
-it (adopted); then it deletes the record. Give it the same values (--config,
+last, the objects the install created, and keeps those that existed before
+it (adopted), removing the fields only the install set on them (an empty
+server-side apply with the install's field manager; the owner's fields stay);
+then it deletes the record. Give it the same values (--config,
 --namespace, --workload) as the install: when they do not match the recorded
 install (no install recorded in --namespace, or objects it does not hold) it
 refuses, changes nothing and exits 8. An object already gone is reported and

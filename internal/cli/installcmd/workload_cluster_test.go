@@ -175,5 +175,5 @@ func TestApplyOtherWorkloadWithoutRecord(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cs.AppsV1().DaemonSets(ns).Delete(ctx, install.AppName, metav1.DeleteOptions{}) })
 	wantRefused(t, cs, ns, append([]string{"--workload", "deployment"}, flags...),
-		ds+" exists and was not made by awsccmctl", "--workload deployment would run a second CCM", "nothing was changed")
+		ds+" exists and was not made by awsccmctl", "--workload deployment would run a second CCM", "remove it first", "nothing was changed")
 }

@@ -117,7 +117,8 @@ func recordedWorkload(inv *apply.Inventory, w *unstructured.Unstructured) (apply
 // oneWorkload refuses (a *MismatchError) an apply that would run the CCM
 // beside another CCM workload of the same name: the install recorded with
 // the other --workload, or, recorded or not, a live workload of the other
-// kind (the install's whose inventory was lost, or another tool's). Both
+// kind (the install's whose inventory was lost, or another tool's, which
+// is not ours to delete or to merge into). Both
 // would run the controllers (each kind leads on its own, and a DaemonSet
 // next to a Deployment means two CCMs on every sync), so a switch of
 // --workload goes through uninstall.
@@ -139,8 +140,8 @@ func oneWorkload(ctx context.Context, c Clients, prev *apply.Inventory, objs []*
 		return &MismatchError{fmt.Errorf("%s runs the CCM, made by awsccmctl install apply --workload %s, but no install records it (the inventory ConfigMap %s/%s was deleted?); --workload %s would run a second CCM beside it: record it again with awsccmctl install apply --namespace %s --workload %s, then remove it with awsccmctl install uninstall --namespace %s --workload %s before applying with --workload %s; nothing was changed",
 			apply.Ref(other), have, w.GetNamespace(), apply.InventoryName, want, w.GetNamespace(), have, w.GetNamespace(), have, want)}
 	}
-	return &MismatchError{fmt.Errorf("%s exists and was not made by awsccmctl (another install of a CCM?); --workload %s would run a second CCM beside it: delete it first, or apply with --workload %s to take it over; nothing was changed",
-		apply.Ref(other), want, have)}
+	return &MismatchError{fmt.Errorf("%s exists and was not made by awsccmctl (another install of a CCM?); --workload %s would run a second CCM beside it: remove it first; nothing was changed",
+		apply.Ref(other), want)}
 }
 
 // recordedInventory returns the inventory of the install objs were rendered
