@@ -4,7 +4,9 @@
 // forced), client and server dry runs, a unified diff against the live
 // objects, an ApplySet-style inventory of an install (a ConfigMap listing
 // the objects it created and those it adopted) from which uninstall deletes
-// exactly what the install created, and waits for the workload's rollout,
+// exactly what the install created and hands adopted objects back (the
+// managed-by label marks only what awsccmctl created; see adopt.go), and
+// waits for the workload's rollout,
 // for one of its Pods to hold the CCM's Lease, or for its Pods to be Ready.
 //
 // It works on unstructured objects through the dynamic client and a
