@@ -20,6 +20,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/instances"
 	"github.com/awsccmctl/awsccmctl/internal/routes"
 	"github.com/awsccmctl/awsccmctl/internal/tagging"
+	"github.com/awsccmctl/awsccmctl/internal/topology"
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
@@ -104,10 +105,11 @@ func NewCommand(o Options) (*cobra.Command, error) {
 		m := awsapi.NewMetrics(o.Registerer)
 		cloud, err := awscloud.New(context.Background(), awscloud.Config{
 			CloudConfigPath: shared.CloudConfigFile, Flags: flags, Metrics: m, ViewMetrics: instances.NewMetrics(o.Registerer),
-			RouteMetrics: routes.NewMetrics(o.Registerer),
-			TaggingTags:  taggingTags(taggingOptions, c.ComponentConfig.Generic.Controllers),
-			ClusterCIDR:  c.ComponentConfig.KubeCloudShared.ClusterCIDR,
-			ClusterName:  c.ComponentConfig.KubeCloudShared.ClusterName,
+			RouteMetrics:    routes.NewMetrics(o.Registerer),
+			TopologyMetrics: topology.NewMetrics(o.Registerer),
+			TaggingTags:     taggingTags(taggingOptions, c.ComponentConfig.Generic.Controllers),
+			ClusterCIDR:     c.ComponentConfig.KubeCloudShared.ClusterCIDR,
+			ClusterName:     c.ComponentConfig.KubeCloudShared.ClusterName,
 		})
 		if err != nil {
 			o.OnCloudError(err)

@@ -21,4 +21,12 @@
 // remembered as unsupported for 24 hours, and a failed call only costs the
 // Node its labels, never its initialization: the operator did not ask for
 // them and EC2 almost never has them.
+//
+// A denied call (UnauthorizedOperation: the role lacks
+// ec2:DescribeInstanceTopology) blocks no Node, of any type: the permission
+// is optional, and an operator who left it out expects Nodes to join
+// without the labels rather than stay uninitialized. The denial is
+// remembered for DeniedFor (5 minutes; upstream remembers it for 24 hours),
+// a required type's lookup answers *DeniedError so the caller can tell the
+// Node why it has no labels, and Metrics count every Node left without them.
 package topology

@@ -44,6 +44,11 @@ const (
 	// UnsupportedFor is how long a type EC2 lists no topology for, or a
 	// region without the API, is not asked about again (upstream's 24 h).
 	UnsupportedFor = 24 * time.Hour
+	// DeniedFor is how long a denied DescribeInstanceTopology is not asked
+	// again: joining Nodes are initialized without network-node labels
+	// meanwhile. Short, unlike upstream's 24 h, so that labels come back
+	// within minutes of the operator granting the permission.
+	DeniedFor = 5 * time.Minute
 	// DefaultBatchWindow is how long a lookup waits for other Nodes.
 	DefaultBatchWindow = 100 * time.Millisecond
 	batchTimeout       = 2 * time.Minute
@@ -67,6 +72,31 @@ func (e *RequiredError) Error() string {
 
 func (e *RequiredError) Unwrap() error { return e.Err }
 
+// DeniedError is the answer for an instance whose type matches the
+// required pattern while IAM denies ec2:DescribeInstanceTopology: the Node
+// must be initialized without its network-node labels (a missing optional
+// permission must not keep Nodes out of the cluster), and the operator
+// told. Types not required get no error at all, only the metric.
+type DeniedError struct {
+	InstanceID, Type, Pattern string
+	// Err is EC2's UnauthorizedOperation, from this lookup or from the one
+	// that started the DeniedFor window.
+	Err error
+}
+
+func (e *DeniedError) Error() string {
+	return fmt.Sprintf("instance topology of %s (%s, matches SupportedTopologyInstanceTypePattern %q): ec2:DescribeInstanceTopology is denied: %v",
+		e.InstanceID, e.Type, e.Pattern, e.Err)
+}
+
+func (e *DeniedError) Unwrap() error { return e.Err }
+
+// denied reports whether err is IAM's refusal of the call.
+func denied(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && (ae.ErrorCode() == "UnauthorizedOperation" || ae.ErrorCode() == "AccessDenied")
+}
+
 // Options configure a Reader.
 type Options struct {
 	// Required matches the types that must get an answer; nil: none.
@@ -75,6 +105,9 @@ type Options struct {
 	BatchWindow time.Duration
 	// Clock times the unsupported memory (tests step it).
 	Clock clock.PassiveClock
+	// Metrics counts Nodes left without labels by a denial; nil records
+	// nothing.
+	Metrics *Metrics
 }
 
 // Reader answers NetworkNodes. It is safe for concurrent use.
@@ -88,6 +121,9 @@ type Reader struct {
 	unsupported map[string]time.Time
 	// apiMissingUntil: the region has no DescribeInstanceTopology.
 	apiMissingUntil time.Time
+	// deniedUntil: IAM denied the call; deniedErr is its answer.
+	deniedUntil time.Time
+	deniedErr   error
 	// listed are the types EC2 has listed an instance of: all their
 	// instances are asked about at once.
 	listed map[string]bool
@@ -128,9 +164,17 @@ func (r *Reader) Required(instanceType string) bool {
 // NetworkNodes returns the network nodes of instance id (of instanceType),
 // from the spine down to the instance's own. Nil with no error: there are
 // none to label, and for a type not Required that includes failed calls
-// (logged). Errors are *RequiredError, or ctx's when it ends first.
+// (logged). Errors are *RequiredError (the Node must wait), *DeniedError
+// (the Node must be initialized without labels, and told why), or ctx's
+// when it ends first.
 func (r *Reader) NetworkNodes(ctx context.Context, id, instanceType string) ([]string, error) {
-	if instanceType == "" || r.skip(instanceType) {
+	if instanceType == "" {
+		return nil, nil
+	}
+	if err := r.deniedErrNow(); err != nil {
+		return nil, r.deny(id, instanceType, err)
+	}
+	if r.skip(instanceType) {
 		return nil, nil
 	}
 	r.mu.Lock()
@@ -149,6 +193,9 @@ func (r *Reader) NetworkNodes(ctx context.Context, id, instanceType string) ([]s
 	}
 	if a.err != nil && r.apiMissing() {
 		return nil, nil // logged once by lookup
+	}
+	if a.err != nil && denied(a.err) {
+		return nil, r.deny(id, instanceType, a.err)
 	}
 	if r.Required(instanceType) {
 		if a.err == nil {
@@ -181,6 +228,28 @@ func (r *Reader) skip(instanceType string) bool {
 		return false
 	}
 	return ok
+}
+
+// deniedErrNow returns IAM's denial while DeniedFor has not passed.
+func (r *Reader) deniedErrNow() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.opts.Clock.Now().Before(r.deniedUntil) {
+		return r.deniedErr
+	}
+	return nil
+}
+
+// deny is the answer for an instance while the call is denied: a
+// *DeniedError for a required type, none for others; counted either way.
+func (r *Reader) deny(id, instanceType string, err error) error {
+	required := r.Required(instanceType)
+	r.opts.Metrics.denied(required)
+	if !required {
+		klog.V(2).InfoS("ec2:DescribeInstanceTopology is denied; the Node is initialized without network-node labels", "instance", id, "instanceType", instanceType)
+		return nil
+	}
+	return &DeniedError{InstanceID: id, Type: instanceType, Pattern: r.opts.Required.String(), Err: err}
 }
 
 func (r *Reader) apiMissing() bool {
@@ -250,11 +319,22 @@ func (r *Reader) ask(ctx context.Context, ids []string) map[string]answer {
 		found, err := r.describe(ctx, chunk)
 		if err != nil {
 			var ae smithy.APIError
-			if errors.As(err, &ae) && ae.ErrorCode() == "UnsupportedOperation" {
+			switch {
+			case errors.As(err, &ae) && ae.ErrorCode() == "UnsupportedOperation":
 				r.mu.Lock()
 				r.apiMissingUntil = r.opts.Clock.Now().Add(UnsupportedFor)
 				r.mu.Unlock()
 				klog.InfoS("DescribeInstanceTopology is not available in this region; no network-node labels for 24h", "err", err)
+			case denied(err):
+				// A missing permission is the operator's choice or
+				// mistake, not the Nodes': they are initialized
+				// without labels, and not asked about again for a
+				// while, as upstream does (for 24 h there).
+				r.mu.Lock()
+				r.deniedUntil, r.deniedErr = r.opts.Clock.Now().Add(DeniedFor), err
+				r.mu.Unlock()
+				klog.InfoS("ec2:DescribeInstanceTopology is denied; joining Nodes are initialized without network-node labels, and the call is tried again in 5m",
+					"err", err)
 			}
 		}
 		r.mu.Lock()

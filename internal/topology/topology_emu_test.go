@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/smithy-go"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
@@ -220,9 +223,10 @@ func TestRequiredTypeWithoutAnswerIsAnError(t *testing.T) {
 	}
 }
 
-// TestFailedCallsBlockOnlyRequiredTypes: throttling and a missing
-// permission fail a p5 (required) and leave an m5 without labels but
-// initialized, and the m5's type is not remembered as unsupported. A
+// TestFailedCallsBlockOnlyRequiredTypes: throttling and a server error
+// fail a p5 (required) and leave an m5 without labels but initialized, and
+// the m5's type is not remembered as unsupported (a denied call is
+// TestDeniedCallBlocksNoNode's). A
 // region without the API stops all calls for 24 h, required types
 // included (they could never be answered).
 func TestFailedCallsBlockOnlyRequiredTypes(t *testing.T) {
@@ -231,7 +235,7 @@ func TestFailedCallsBlockOnlyRequiredTypes(t *testing.T) {
 		status int
 	}{
 		{"RequestLimitExceeded", http.StatusServiceUnavailable},
-		{"UnauthorizedOperation", http.StatusForbidden},
+		{"InternalError", http.StatusInternalServerError},
 	} {
 		t.Run(tc.code, func(t *testing.T) {
 			e := newEnv(t, cloudconfig.DefaultTopologyInstanceTypePattern, map[string]int{"m5.large": 1, "p5.48xlarge": 1})
@@ -322,5 +326,66 @@ func TestUnlistedTypeCostsOneProbe(t *testing.T) {
 	e.lookupAll("p5.48xlarge")
 	if c := e.calls() - before; c != 2 {
 		t.Errorf("calls for 30 more p5 lookups = %d, want 2 (no probe)", c)
+	}
+}
+
+// TestDeniedCallBlocksNoNode: under a policy that does not grant
+// ec2:DescribeInstanceTopology, a p5 (required) gets a *DeniedError naming
+// the permission, which lets its Node be initialized without labels, and
+// an m5 gets no error; both are counted. The denial is remembered for
+// DeniedFor: no call meanwhile, not even for a new type. Once the
+// permission is granted and DeniedFor passed, the labels come back.
+func TestDeniedCallBlocksNoNode(t *testing.T) {
+	e := newEnv(t, cloudconfig.DefaultTopologyInstanceTypePattern, map[string]int{"m5.large": 1, "p5.48xlarge": 2, "trn1.32xlarge": 1})
+	reg := metrics.NewKubeRegistry()
+	e.r.opts.Metrics = NewMetrics(reg)
+	withoutTopology := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["ec2:DescribeInstances"],"Resource":"*"}]}`
+	if err := e.srv.AddPrincipal(awsemu.Principal{AccessKeyID: awsemu.DefaultAccessKeyID, Policies: []string{withoutTopology}}); err != nil {
+		t.Fatal(err)
+	}
+	p5 := e.ids["p5.48xlarge"]
+	got := e.lookupAll("m5.large", "p5.48xlarge")
+	for _, id := range p5 {
+		var de *DeniedError
+		var ae smithy.APIError
+		if err := got[id].err; !errors.As(err, &de) || !errors.As(err, &ae) || ae.ErrorCode() != "UnauthorizedOperation" ||
+			!strings.Contains(err.Error(), "ec2:DescribeInstanceTopology is denied") || got[id].nodes != nil {
+			t.Errorf("p5 %s: %v, %v; want a DeniedError with UnauthorizedOperation and no labels", id, got[id].nodes, err)
+		}
+	}
+	if r := got[e.ids["m5.large"][0]]; r.err != nil || r.nodes != nil {
+		t.Errorf("m5: %v, %v; want no labels and no error", r.nodes, r.err)
+	}
+	calls := e.calls()
+	if calls == 0 {
+		t.Fatal("no DescribeInstanceTopology call was made")
+	}
+
+	// Within DeniedFor: answered from memory, a type not asked before too.
+	e.clock.Step(DeniedFor - time.Second)
+	trn := e.ids["trn1.32xlarge"][0]
+	var de *DeniedError
+	if _, err := e.r.NetworkNodes(context.Background(), trn, "trn1.32xlarge"); !errors.As(err, &de) {
+		t.Errorf("trn1 within DeniedFor: %v, want a DeniedError", err)
+	}
+	if e.calls() != calls {
+		t.Errorf("%d calls within DeniedFor, want none", e.calls()-calls)
+	}
+	want := "# HELP aws_ccm_instance_topology_denied_total [ALPHA] Joining Nodes initialized without network-node labels because ec2:DescribeInstanceTopology is denied, by whether their instance type matches SupportedTopologyInstanceTypePattern (required: true also gets a Warning event).\n" +
+		"# TYPE aws_ccm_instance_topology_denied_total counter\n" +
+		"aws_ccm_instance_topology_denied_total{required=\"false\"} 1\n" +
+		"aws_ccm_instance_topology_denied_total{required=\"true\"} 3\n"
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "aws_ccm_instance_topology_denied_total"); err != nil {
+		t.Error(err)
+	}
+
+	// Granted: after DeniedFor the next Node gets its labels.
+	full := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["ec2:DescribeInstances","ec2:DescribeInstanceTopology"],"Resource":"*"}]}`
+	if err := e.srv.AddPrincipal(awsemu.Principal{AccessKeyID: awsemu.DefaultAccessKeyID, Policies: []string{full}}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(time.Second)
+	if nodes, err := e.r.NetworkNodes(context.Background(), p5[0], "p5.48xlarge"); err != nil || len(nodes) != 3 {
+		t.Errorf("p5 once granted: %v, %v; want its 3 network nodes", nodes, err)
 	}
 }

@@ -92,7 +92,10 @@ type Config struct {
 	// RouteMetrics records route table problems and the routes' Warning
 	// events; nil records nothing.
 	RouteMetrics *routes.Metrics
-	Clock        clock.PassiveClock
+	// TopologyMetrics counts Nodes left without network-node labels by a
+	// denied ec2:DescribeInstanceTopology; nil records nothing.
+	TopologyMetrics *topology.Metrics
+	Clock           clock.PassiveClock
 	// ClusterName is the CCM's --cluster-name; upstream hashes it into the
 	// names of managed NLB security groups (empty: lb.DefaultClusterName).
 	ClusterName string
@@ -177,7 +180,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 	cloud.tagging = tagging.NewEC2(clients.EC2)
 	cloud.breaker = cloud.newBreaker(c.ViewMetrics)
 	cloud.zones = newZoneIDs(newEC2Calls(clients.EC2), clk)
-	if cloud.topology, err = newTopology(cc, clients.EC2, clk); err != nil {
+	if cloud.topology, err = newTopology(cc, clients.EC2, clk, c.TopologyMetrics); err != nil {
 		return nil, err
 	}
 	cloud.lb = cloud.newLoadBalancers(clients, c.ClusterName)

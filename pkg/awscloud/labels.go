@@ -27,4 +27,8 @@ const (
 	// instance topology (SupportedTopologyInstanceTypePattern) has none
 	// yet; it stays uninitialized.
 	ReasonTopologyMissing = "AWSInstanceTopologyMissing"
+	// ReasonTopologyDenied: such a Node is initialized without its
+	// network-node labels because the CCM may not call
+	// ec2:DescribeInstanceTopology.
+	ReasonTopologyDenied = "AWSInstanceTopologyDenied"
 )

@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/smithy-go"
 	corev1 "k8s.io/api/core/v1"
 	cloudproviderapi "k8s.io/cloud-provider/api"
 	"k8s.io/utils/clock"
@@ -20,7 +19,7 @@ import (
 
 // newTopology builds the topology reader with the cloud config's required
 // pattern (validated by cloudconfig; defaulted to upstream's).
-func newTopology(cc *cloudconfig.Config, c *ec2.Client, clk clock.PassiveClock) (*topology.Reader, error) {
+func newTopology(cc *cloudconfig.Config, c *ec2.Client, clk clock.PassiveClock, m *topology.Metrics) (*topology.Reader, error) {
 	var required *regexp.Regexp
 	if pat := cc.Global.SupportedTopologyInstanceTypePattern; pat != "" {
 		re, err := regexp.Compile(pat)
@@ -29,7 +28,7 @@ func newTopology(cc *cloudconfig.Config, c *ec2.Client, clk clock.PassiveClock) 
 		}
 		required = re
 	}
-	return topology.New(topology.NewEC2(c), topology.Options{Required: required, Clock: clk}), nil
+	return topology.New(topology.NewEC2(c), topology.Options{Required: required, Clock: clk, Metrics: m}), nil
 }
 
 // topologyLabels adds the network-node-layer labels of inst to labels. Only
@@ -47,16 +46,22 @@ func (i *instancesV2) topologyLabels(ctx context.Context, node *corev1.Node, ins
 	var req *topology.RequiredError
 	if errors.As(err, &req) {
 		fix := "If instances of this type have no topology, remove the type from the cloud config's SupportedTopologyInstanceTypePattern."
-		var ae smithy.APIError
-		switch {
-		case errors.Is(err, topology.ErrNoTopology):
+		if errors.Is(err, topology.ErrNoTopology) {
 			fix = "EC2 lists topology only for running instances; the CCM retries. " + fix
-		case errors.As(err, &ae) && (ae.ErrorCode() == "UnauthorizedOperation" || ae.ErrorCode() == "AccessDenied"):
-			fix = "Grant ec2:DescribeInstanceTopology to the CCM's role (see iam/)."
 		}
 		i.c.events.Eventf(node, corev1.EventTypeWarning, ReasonTopologyMissing,
 			"The Node stays uninitialized: %v. %s", err, fix)
 		return err
+	}
+	// A missing permission blocks no Node: it joins without the labels
+	// (as upstream's does), and is told why.
+	var denied *topology.DeniedError
+	if errors.As(err, &denied) {
+		i.c.events.Eventf(node, corev1.EventTypeWarning, ReasonTopologyDenied,
+			"The Node is initialized without its network-node labels (%s*): %v. "+
+				"Grant ec2:DescribeInstanceTopology to the CCM's role (see iam/); Nodes that join from then on get the labels (the CCM asks again within %s), this one keeps none.",
+			NetworkNodeLabelPrefix, err, topology.DeniedFor)
+		return nil
 	}
 	if err != nil {
 		return err

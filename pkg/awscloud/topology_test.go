@@ -2,6 +2,8 @@ package awscloud
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,5 +88,51 @@ func TestInstanceMetadataTopologyLabels(t *testing.T) {
 	}
 	if md, err = inst.InstanceMetadata(ctx, topologyNode("p4", p4, true)); err != nil || md.AdditionalLabels[NetworkNodeLabelPrefix+"3"] == "" {
 		t.Fatalf("running p4d: %v, %v; want its labels", md, err)
+	}
+}
+
+// TestTopologyDeniedInitializesWithoutLabels: under iam/ccm-policy.json
+// without ec2:DescribeInstanceTopology, a joining p5 Node (a type the
+// default pattern requires) is initialized with its other labels but no
+// network-node labels, and gets a Warning event naming the permission;
+// upstream initializes it too. A Node of another type gets no event.
+func TestTopologyDeniedInitializesWithoutLabels(t *testing.T) {
+	f := newFleet(t, 0)
+	raw, err := os.ReadFile(filepath.Join("..", "..", "iam", "ccm-policy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := strings.Replace(string(raw), `"ec2:DescribeInstanceTopology",`, "", 1)
+	if policy == string(raw) {
+		t.Fatal("iam/ccm-policy.json does not grant ec2:DescribeInstanceTopology")
+	}
+	if err := f.srv.AddPrincipal(awsemu.Principal{AccessKeyID: awsemu.DefaultAccessKeyID, Policies: []string{policy}}); err != nil {
+		t.Fatal(err)
+	}
+	const p5, m5 = "i-0c000000000000511", "i-0c000000000000512"
+	for id, typ := range map[string]string{p5: "p5.48xlarge", m5: "m5.large"} {
+		if err := f.srv.AddInstance(awsemu.Instance{ID: id, Type: typ, SubnetID: "subnet-0demo00000000000a",
+			Tags: map[string]string{"kubernetes.io/cluster/demo": "owned"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inst, _ := f.cloud.InstancesV2()
+	md, err := inst.InstanceMetadata(context.Background(), topologyNode("p5", p5, true))
+	if err != nil {
+		t.Fatalf("p5 under a policy without ec2:DescribeInstanceTopology: %v; want it initialized without network-node labels", err)
+	}
+	if md.AdditionalLabels[ZoneIDLabel] != "use1-az1" || md.AdditionalLabels[NetworkNodeLabelPrefix+"1"] != "" {
+		t.Errorf("p5 labels = %v, want the zone ID and no network-node labels", md.AdditionalLabels)
+	}
+	evs := f.events.byName["p5"]
+	if len(evs) != 1 || !strings.HasPrefix(evs[0], ReasonTopologyDenied+": ") || !strings.Contains(evs[0], "Grant ec2:DescribeInstanceTopology") ||
+		!strings.Contains(evs[0], "UnauthorizedOperation") {
+		t.Errorf("events of p5 = %v, want one %s naming the permission", evs, ReasonTopologyDenied)
+	}
+	if _, err := inst.InstanceMetadata(context.Background(), topologyNode("m5", m5, true)); err != nil {
+		t.Fatal(err)
+	}
+	if evs := f.events.byName["m5"]; len(evs) != 0 {
+		t.Errorf("events of m5 = %v, want none (its type is not required)", evs)
 	}
 }

@@ -1,0 +1,40 @@
+package topology
+
+import (
+	"strconv"
+
+	"k8s.io/component-base/metrics"
+)
+
+// Metrics count the Nodes initialized without network-node labels because
+// IAM denies ec2:DescribeInstanceTopology. A nil *Metrics records nothing.
+type Metrics struct {
+	denials *metrics.CounterVec
+}
+
+// Registerer is what the metrics are registered with.
+type Registerer interface {
+	MustRegister(...metrics.Registerable)
+}
+
+// NewMetrics creates the reader's metrics and registers them with r.
+func NewMetrics(r Registerer) *Metrics {
+	m := &Metrics{
+		denials: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem: "aws_ccm",
+			Name:      "instance_topology_denied_total",
+			Help: "Joining Nodes initialized without network-node labels because ec2:DescribeInstanceTopology is denied, " +
+				"by whether their instance type matches SupportedTopologyInstanceTypePattern (required: true also gets a Warning event).",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"required"}),
+	}
+	r.MustRegister(m.denials)
+	return m
+}
+
+func (m *Metrics) denied(required bool) {
+	if m == nil {
+		return
+	}
+	m.denials.WithLabelValues(strconv.FormatBool(required)).Inc()
+}
