@@ -1,6 +1,7 @@
 package installcmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,10 +129,23 @@ records, or a second install in another namespace.`,
 			if err != nil {
 				return err
 			}
+			format, err := streams.outputFormat()
+			if err != nil {
+				return err
+			}
+			// With -o json the diff goes into the document: stdout
+			// holds that one document and nothing else.
+			var diff bytes.Buffer
+			diffOut := streams.Out
+			if format == formatJSON {
+				diffOut = &diff
+			}
 			ctx := cmd.Context()
 			r, err := deploy.Apply(ctx, clients, objs, deploy.ApplyOptions{
-				DryRun: o.DryRun, Force: o.Force, Diff: o.Diff, Out: streams.Out, Wait: o.Wait, Timeout: o.Timeout,
-				Progress: streams.Err, Applied: func(r deploy.Report) error { return writeReport(streams, r) },
+				DryRun: o.DryRun, Force: o.Force, Diff: o.Diff, Out: diffOut, Wait: o.Wait, Timeout: o.Timeout,
+				Progress: streams.Err, Applied: func(r deploy.Report) error {
+					return writeReport(streams, format, reportDocument{Report: r, Diff: diff.String()})
+				},
 			})
 			if err != nil {
 				return applyError(ctx, err)
@@ -149,18 +163,26 @@ records, or a second install in another namespace.`,
 	return cmd
 }
 
-// writeReport prints the results: -o json as a deploy.Report, text as its
-// summary line (the progress lines on stderr already named each object).
-func writeReport(streams Streams, r deploy.Report) error {
-	format := "text"
-	if streams.Output != nil {
-		f, err := streams.Output()
-		if err != nil {
-			return err
-		}
-		format = f
+// reportDocument is the -o json document of install apply and uninstall.
+type reportDocument struct {
+	deploy.Report
+	// Diff is apply --diff's unified diff ("no differences" when none).
+	Diff string `json:"diff,omitempty"`
+}
+
+// outputFormat is the -o value: text or json.
+func (s Streams) outputFormat() (string, error) {
+	if s.Output == nil {
+		return formatText, nil
 	}
-	if format == "json" {
+	return s.Output()
+}
+
+// writeReport prints the results: -o json as a reportDocument, text as its
+// summary line (the progress lines on stderr already named each object, and
+// the diff was printed before applying).
+func writeReport(streams Streams, format string, r reportDocument) error {
+	if format == formatJSON {
 		enc := json.NewEncoder(streams.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)

@@ -33,12 +33,16 @@ doing it.`,
 			if err != nil {
 				return err
 			}
+			format, err := streams.outputFormat()
+			if err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			r, err := deploy.Uninstall(ctx, clients, objs, o.DryRun, streams.Err)
 			if err != nil {
 				return applyError(ctx, err)
 			}
-			return writeReport(streams, r)
+			return writeReport(streams, format, reportDocument{Report: r})
 		},
 	}
 	o.addFlags(cmd)

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -202,6 +201,8 @@ func failureSummary(r preflight.Report, failOnWarning bool) string {
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	// awsccmctl's stdout is os.Stdout behind root's -o json guard, which
+	// passes the descriptor on.
+	f, ok := w.(interface{ Fd() uintptr })
 	return ok && term.IsTerminal(int(f.Fd()))
 }

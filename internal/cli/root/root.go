@@ -38,10 +38,18 @@ type Streams struct {
 	Out, Err io.Writer
 }
 
-// NewCommand returns the root command.
-func NewCommand(streams Streams) *cobra.Command {
+// NewCommand returns the root command. Execute runs it with -o json's
+// contract kept for every command; a command run from NewCommand directly
+// writes as each command does.
+func NewCommand(streams Streams) *cobra.Command { return newCommand(streams, nil) }
+
+// newCommand returns the root command; gate, when set, is streams.Out,
+// which learns the -o value once the configuration is read.
+func newCommand(streams Streams, gate *jsonStdout) *cobra.Command {
 	v := viper.New()
 	var configFile string
+	// running is the command being run, for -o refusals that name it.
+	var running *cobra.Command
 	cmd := &cobra.Command{
 		Use:           "awsccmctl",
 		Short:         "Move Kubernetes clusters on AWS to the external cloud controller manager, and run it",
@@ -55,6 +63,10 @@ func NewCommand(streams Streams) *cobra.Command {
 				}
 			}
 			if err := loadConfig(v, configFile, cmd.Flags()); err != nil {
+				return err
+			}
+			running = cmd
+			if err := gate.decide(cmd, v.GetString("output")); err != nil {
 				return err
 			}
 			if err := checkOutput(cmd, v.GetString("output")); err != nil {
@@ -73,7 +85,11 @@ func NewCommand(streams Streams) *cobra.Command {
 	output := func(allowed ...string) (string, error) {
 		o := v.GetString("output")
 		if !slices.Contains(allowed, o) {
-			return "", exitcode.UsageError(fmt.Errorf("--output %q: want one of %s", o, strings.Join(allowed, ", ")))
+			name := "this command"
+			if running != nil {
+				name = running.CommandPath()
+			}
+			return "", exitcode.UsageError(fmt.Errorf("--output %q: %s writes %s", o, name, orList(allowed)))
 		}
 		return o, nil
 	}

@@ -2,6 +2,7 @@ package root
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -34,13 +35,12 @@ func argv(c *cobra.Command) []string {
 	return nil
 }
 
-// runAll runs args on a fresh tree and returns stdout, stderr and the error.
+// runAll runs args as awsccmctl does (Execute, on a fresh tree) and
+// returns stdout, stderr and the error.
 func runAll(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	cmd := NewCommand(Streams{Out: &out, Err: &errOut})
-	cmd.SetArgs(args)
-	err := cmd.Execute()
+	err := Execute(context.Background(), Streams{Out: &out, Err: &errOut}, args)
 	return out.String(), errOut.String(), err
 }
 

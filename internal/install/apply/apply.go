@@ -60,9 +60,9 @@ type Options struct {
 // Result says what happened to one object.
 type Result struct {
 	// Ref is "kind/namespace/name" (or "kind/name" for cluster objects).
-	Ref string
+	Ref string `json:"ref"`
 	// Action: created, configured, unchanged, deleted, not found, skipped.
-	Action string
+	Action string `json:"action"`
 }
 
 // Ref names an object for people.
