@@ -319,7 +319,7 @@ func (s *ec2State) resourceTags(id string, now time.Time) (*map[string]string, *
 		}
 		return nil, notFound("InvalidVpcID.NotFound", "vpc ID")
 	case "eni":
-		_, eni, apiErr := s.attachedENI(id, now)
+		eni, apiErr := s.attachedENI(id, now)
 		if apiErr != nil {
 			return nil, apiErr
 		}

@@ -44,21 +44,21 @@ func errMultipleInterfaces(id string) *apiError {
 
 // attachedENI finds a network interface of a visible instance. Callers
 // hold s.mu.
-func (s *ec2State) attachedENI(id string, now time.Time) (*instanceRec, *ENI, *apiError) {
+func (s *ec2State) attachedENI(id string, now time.Time) (*ENI, *apiError) {
 	if !strings.HasPrefix(id, "eni-") {
-		return nil, nil, newAPIError(http.StatusBadRequest, "InvalidNetworkInterfaceID.Malformed", "Invalid id: \"%s\" (expecting \"eni-...\")", id)
+		return nil, newAPIError(http.StatusBadRequest, "InvalidNetworkInterfaceID.Malformed", "Invalid id: \"%s\" (expecting \"eni-...\")", id)
 	}
 	notFound := newAPIError(http.StatusBadRequest, "InvalidNetworkInterfaceID.NotFound", "The networkInterface ID '%s' does not exist", id)
 	rec, ok := s.visibleInstance(s.eniOwner[id], now)
 	if !ok {
-		return nil, nil, notFound
+		return nil, notFound
 	}
 	for i := range rec.ENIs {
 		if rec.ENIs[i].ID == id {
-			return rec, &rec.ENIs[i], nil
+			return &rec.ENIs[i], nil
 		}
 	}
-	return nil, nil, notFound
+	return nil, notFound
 }
 
 // modifyNetworkInterfaceAttribute sets one interface's SourceDestCheck
@@ -79,7 +79,7 @@ func (s *ec2State) modifyNetworkInterfaceAttribute(form url.Values) (any, *apiEr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, eni, apiErr := s.attachedENI(id, time.Now())
+	eni, apiErr := s.attachedENI(id, time.Now())
 	if apiErr != nil {
 		return nil, apiErr
 	}
