@@ -3,7 +3,6 @@ package tutorial
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/awsccmctl/awsccmctl/internal/mdfence"
 )
 
 const page = "docs/getting-started.md"
@@ -40,7 +37,10 @@ func TestGettingStarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := mdfence.Blocks(string(md), "sh")
+	blocks, err := parseBlocks(page, string(md))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(blocks) < 5 {
 		t.Fatalf("%s has %d sh blocks; the tutorial has at least 5 steps", page, len(blocks))
 	}
@@ -54,15 +54,11 @@ func TestGettingStarted(t *testing.T) {
 	})
 
 	// Each block is echoed first, so a failure shows which command failed.
-	var script strings.Builder
-	script.WriteString("set -euo pipefail\n")
-	for _, b := range blocks {
-		fmt.Fprintf(&script, "echo %q >&2\n", fmt.Sprintf("=== %s:%d", page, b.Line))
-		script.WriteString(b.Text)
-	}
+	body, skipped := script(page, blocks)
+	t.Logf("%s: %d sh blocks, %d skipped %q", page, len(blocks), len(skipped), skipped)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
+	cmd := exec.CommandContext(ctx, "bash", "-c", body)
 	cmd.Dir = root
 	// A clean environment as on a fresh machine: no AWS settings or
 	// kubeconfig of the developer's leak into the tutorial.
