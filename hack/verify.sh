@@ -22,4 +22,10 @@ check() {
 }
 check gen-iam iam '*.json'
 check gen-docs docs/reference '*.md'
+# kubeadm's field trees, from kubeadm's own types (the hack/tools modules).
+hack/gen-kubeadm-fields.sh "$tmp/kubeadmfields"
+if ! diff -ru internal/install/kubeadmconfig/fields "$tmp/kubeadmfields"; then
+	echo "internal/install/kubeadmconfig/fields is stale: run hack/gen-kubeadm-fields.sh" >&2
+	exit 1
+fi
 echo "generated files are up to date"

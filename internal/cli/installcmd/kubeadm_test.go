@@ -310,6 +310,8 @@ func TestKubeadmMergeUsageErrors(t *testing.T) {
 		{"missing-file", []string{"--merge", "testdata/nope.yaml"}, []string{"--merge", "nope.yaml"}},
 		{"cloud-provider-aws", []string{"--merge", mergeFixtures + "invalid-cloud-provider-aws.yaml"},
 			[]string{"--merge", `controllerManager.extraArgs cloud-provider is "aws"`, `kubeletExtraArgs cloud-provider is "aws"`}},
+		{"unknown-fields", []string{"--merge", mergeFixtures + "invalid-unknown-fields.yaml"},
+			[]string{"--merge", `unknown field "nodeRegistration.kubeletExtraArg"`, `unknown field "maxPod"`}},
 		{"v1beta3-file-for-1.37", []string{"--merge", mergeFixtures + "invalid-v1beta3-list-args.yaml", "--kubernetes-version", "1.37"},
 			[]string{"--merge", "kubeadm 1.37 does not read it"}},
 		{"other-api-version", []string{"--merge", mergeFixtures + "valid-v1beta4-join.yaml", "--api-version", kubeadmconfig.V1beta3},

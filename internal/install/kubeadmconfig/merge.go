@@ -67,7 +67,9 @@ func (d *document) name(i int) string {
 // the kubeadm of o.KubernetesVersion or of the file's kubernetesVersion must
 // read it). Every other document (KubeletConfiguration,
 // KubeProxyConfiguration, ResetConfiguration, unknown kinds) and every
-// other setting is kept; existing extraArgs and kubeletExtraArgs stay. A
+// other setting is kept; existing extraArgs and kubeletExtraArgs stay. The
+// documents of kinds kubeadm reads are decoded strictly against kubeadm's
+// types first (checkFields): a field kubeadm would refuse is an error. A
 // setting of the user's that contradicts ours (cloud-provider=aws, another
 // provider ID or node name, a kubernetesVersion other than o's) is a
 // *ConflictError naming it. The result is read back and checked before it
@@ -82,6 +84,14 @@ func Merge(data []byte, o Options) ([]byte, error) {
 		return nil, err
 	}
 	r, errs := ro.resolve()
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	// kubeadm refuses fields its types do not have: say so now, rather
+	// than print a file kubeadm then rejects.
+	for i, d := range docs {
+		errs = append(errs, checkFields(d, i)...)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

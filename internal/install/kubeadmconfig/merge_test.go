@@ -131,7 +131,7 @@ func TestMergeRefuses(t *testing.T) {
 			`document 1 (ClusterConfiguration): controllerManager.extraArgs cloud-provider is "aws", but the external CCM needs "external"`,
 			`document 2 (InitConfiguration): nodeRegistration.kubeletExtraArgs cloud-provider is "aws", but the external CCM needs "external"`}},
 		{"v1beta3 with list extraArgs", readMergeFixture(t, "invalid-v1beta3-list-args.yaml"), Options{},
-			[]string{"controllerManager.extraArgs must be a map of flag: value in kubeadm.k8s.io/v1beta3"}},
+			[]string{"document 1 (ClusterConfiguration): controllerManager.extraArgs: kubeadm.k8s.io/v1beta3 wants a map (key: value lines) here, not a list"}},
 		{"no kubeadm document", readMergeFixture(t, "invalid-no-kubeadm.yaml"), Options{}, []string{"nothing to merge into"}},
 		{"another version asked for", v1beta4, Options{KubernetesVersion: "v1.36.0"},
 			[]string{`ClusterConfiguration kubernetesVersion is "v1.37.1", but the Kubernetes version asked for is v1.36.0`}},
