@@ -17,7 +17,10 @@
 //
 // Merge adds the same settings to a user's own kubeadm configuration file,
 // keeping every document and setting of theirs, and Check verifies a file
-// carries them.
+// carries them. Merge first decodes the documents kubeadm reads strictly, as
+// kubeadm does, against field trees generated from kubeadm's own Go types
+// (fields/, hack/gen-kubeadm-fields.sh), so a field kubeadm would refuse is
+// an error here rather than in kubeadm init.
 //
 // LocalKubeadmVersion and ReadNodeIdentity look up the inputs a command
 // leaves out: the version of the kubeadm on PATH, and the node's instance,
