@@ -128,7 +128,7 @@ func (m *Manager) List(ctx context.Context, clusterName string) ([]*cloudprovide
 		m.reportTableProblem(err, nil)
 		return nil, err
 	}
-	m.tableFound()
+	m.tableFound(t.id)
 	nodes, err := m.nodes.List()
 	if err != nil {
 		return nil, fmt.Errorf("list Nodes: %w", err)
@@ -264,7 +264,7 @@ func (m *Manager) current(ctx context.Context) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.tableFound()
+	m.tableFound(t.id)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.last == nil {

@@ -15,14 +15,14 @@ const ReasonRouteTableProblem = "AWSRouteTableProblem"
 
 // tableFound ends a table problem: the metric drops to 0, and a problem
 // that comes back is told to every Node again.
-func (m *Manager) tableFound() {
+func (m *Manager) tableFound(table string) {
 	m.mu.Lock()
 	had := m.tableProblem != ""
 	m.tableProblem = ""
 	clear(m.warnedTable)
 	m.mu.Unlock()
 	if had {
-		klog.InfoS("Route table found again; routes are made and deleted again", "table", m.env.RouteTableID)
+		klog.InfoS("Route table found again; routes are made and deleted again", "table", table)
 	}
 	m.metrics.setProblem(0)
 }
