@@ -41,7 +41,7 @@ RACE_PKGS=(
 )
 # Suites that are nothing but test-bed tests: test-unit leaves them out
 # rather than build them to skip every test.
-TESTBED_ONLY='/test/(integration|ipv6|routes|rbac|migration|bench|tutorial)$'
+TESTBED_ONLY='/test/(integration|ipv6|routes|rbac|migration|bench|tutorial|upstream)$'
 
 race_list=$(go list "${RACE_PKGS[@]}")
 all_list=$(go list ./...)
@@ -57,6 +57,10 @@ unit)
 	;;
 all)
 	hack/build-testbed.sh
+	# Upstream's CCM v1.37.0, which test/upstream compares this one with
+	# (built once, then reused while its version stamp matches).
+	AWS_CCM_UPSTREAM_BINARY=$(hack/build-upstream.sh | tail -n 1)
+	export AWS_CCM_UPSTREAM_BINARY
 	hack/lint.sh
 	hack/verify.sh
 	gotest -race -timeout 20m $race_list
