@@ -12,11 +12,11 @@ import (
 )
 
 // execute runs args as the awsccmctl binary does (root.Execute, which keeps
-// -o json's contract).
-func execute(args ...string) (string, string, error) {
+// -o json's contract) and returns stdout and the error.
+func execute(args ...string) (string, error) {
 	var out, errOut bytes.Buffer
 	err := root.Execute(context.Background(), root.Streams{Out: &out, Err: &errOut}, args)
-	return out.String(), errOut.String(), err
+	return out.String(), err
 }
 
 // applyDocument is install apply's and uninstall's -o json document.
@@ -60,7 +60,7 @@ func TestApplyAndUninstallJSON(t *testing.T) {
 	flags := []string{"--kubeconfig", kubeconfig, "--namespace", ns, "--no-detect", "-o", "json"}
 	uninstallAtEnd(t, flags[:4])
 
-	out, _, err := execute(append([]string{"install", "apply", "--diff", "--dry-run=server"}, flags...)...)
+	out, err := execute(append([]string{"install", "apply", "--diff", "--dry-run=server"}, flags...)...)
 	if code := exitcode.Of(err); code != exitcode.Failed {
 		t.Fatalf("diff of a new install: exit %d (%v), want 1\n%s", code, err, out)
 	}
@@ -75,7 +75,7 @@ func TestApplyAndUninstallJSON(t *testing.T) {
 		t.Errorf("objects %+v, want ref and action", d.Objects)
 	}
 
-	out, _, err = execute(append([]string{"install", "apply", "--diff"}, flags...)...)
+	out, err = execute(append([]string{"install", "apply", "--diff"}, flags...)...)
 	if err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
@@ -83,7 +83,7 @@ func TestApplyAndUninstallJSON(t *testing.T) {
 		t.Errorf("apply --diff -o json: %+v", d)
 	}
 
-	out, _, err = execute("install", "uninstall", "--kubeconfig", kubeconfig, "--namespace", "kube-system", "-o", "json")
+	out, err = execute("install", "uninstall", "--kubeconfig", kubeconfig, "--namespace", "kube-system", "-o", "json")
 	if code := exitcode.Of(err); code != exitcode.Mismatch {
 		t.Fatalf("uninstall of another namespace: exit %d (%v), want 8", code, err)
 	}
