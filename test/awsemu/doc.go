@@ -25,7 +25,9 @@
 //     with InvalidInstanceID on an instance with several network
 //     interfaces, as EC2 does), and ModifyNetworkInterfaceAttribute
 //     (SourceDestCheck of one interface, ec2_network_attr.go; an
-//     instance's check is its primary interface's).
+//     instance's check is its primary interface's) with
+//     DescribeNetworkInterfaces (each interface's check, tags and
+//     attachment, ec2_network_describe.go).
 //   - STS (awsQuery, Version 2011-06-15): GetCallerIdentity, AssumeRole,
 //     and AssumeRoleWithWebIdentity, served unsigned as AWS does: the token
 //     (a JWT, signature not verified) must satisfy the role's trust policy,

@@ -84,8 +84,9 @@ func ec2Service(s *ec2State) *service {
 			"ReplaceRoute":            s.replaceRoute,
 			"DeleteRoute":             s.deleteRoute,
 			"ModifyInstanceAttribute": s.modifyInstanceAttribute,
-			// Network interfaces (ec2_network_attr.go).
+			// Network interfaces (ec2_network_attr.go, ec2_network_describe.go).
 			"ModifyNetworkInterfaceAttribute": s.modifyNetworkInterfaceAttribute,
+			"DescribeNetworkInterfaces":       s.describeNetworkInterfaces,
 		},
 	}
 }

@@ -50,7 +50,7 @@ func (s *ec2State) attachedENI(id string, now time.Time) (*ENI, *apiError) {
 	}
 	notFound := newAPIError(http.StatusBadRequest, "InvalidNetworkInterfaceID.NotFound", "The networkInterface ID '%s' does not exist", id)
 	rec, ok := s.visibleInstance(s.eniOwner[id], now)
-	if !ok {
+	if !ok || rec.State == "terminated" { // deleted with its instance
 		return nil, notFound
 	}
 	for i := range rec.ENIs {

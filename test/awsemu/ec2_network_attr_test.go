@@ -124,3 +124,55 @@ func TestModifyNetworkInterfaceAttributeUnderLeastPrivilege(t *testing.T) {
 		t.Error("a denied call changed the untagged interface")
 	}
 }
+
+// TestDescribeNetworkInterfaces: each interface with its own check, tags
+// and attachment; by ID, by instance, by the check; unknown and malformed
+// IDs as EC2 answers them; a terminated instance's interfaces are gone.
+func TestDescribeNetworkInterfaces(t *testing.T) {
+	s, url := demo(t)
+	c := ec2Client(t, url)
+	ctx := context.Background()
+	if _, err := c.ModifyNetworkInterfaceAttribute(ctx, &ec2.ModifyNetworkInterfaceAttributeInput{
+		NetworkInterfaceId: aws.String(demoNodeBPrimary), SourceDestCheck: offValue()}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{NetworkInterfaceIds: []string{demoNodeBPrimary, demoNodeBSecondary}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ec2types.NetworkInterface{}
+	for _, ni := range out.NetworkInterfaces {
+		got[aws.ToString(ni.NetworkInterfaceId)] = ni
+	}
+	p, sec := got[demoNodeBPrimary], got[demoNodeBSecondary]
+	if len(got) != 2 || aws.ToBool(p.SourceDestCheck) || !aws.ToBool(sec.SourceDestCheck) {
+		t.Fatalf("checks: primary %v, second %v (%d interfaces); want off, on", aws.ToBool(p.SourceDestCheck), aws.ToBool(sec.SourceDestCheck), len(got))
+	}
+	if p.Attachment == nil || aws.ToString(p.Attachment.InstanceId) != demoNodeB || aws.ToInt32(p.Attachment.DeviceIndex) != 0 ||
+		aws.ToInt32(sec.Attachment.DeviceIndex) != 1 || aws.ToString(p.PrivateIpAddress) != "10.0.2.20" || aws.ToString(p.AvailabilityZone) == "" {
+		t.Errorf("primary interface = %+v", p)
+	}
+	if len(p.TagSet) != 1 || aws.ToString(p.TagSet[0].Key) != "kubernetes.io/cluster/demo" || len(sec.TagSet) != 0 {
+		t.Errorf("tags: primary %v, second %v; want the cluster tag on the primary only", p.TagSet, sec.TagSet)
+	}
+	filtered, err := c.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("attachment.instance-id"), Values: []string{demoNodeB}},
+		{Name: aws.String("source-dest-check"), Values: []string{"false"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(filtered.NetworkInterfaces) != 1 || aws.ToString(filtered.NetworkInterfaces[0].NetworkInterfaceId) != demoNodeBPrimary {
+		t.Errorf("B's interfaces with the check off = %d, want the primary only", len(filtered.NetworkInterfaces))
+	}
+	_, err = c.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{NetworkInterfaceIds: []string{"eni-0nope"}})
+	wantError(t, err, "InvalidNetworkInterfaceID.NotFound", "The networkInterface ID 'eni-0nope' does not exist")
+	_, err = c.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{NetworkInterfaceIds: []string{"i-0nope"}})
+	wantCode(t, err, "InvalidNetworkInterfaceID.Malformed")
+
+	if err := s.SetInstanceState(demoNodeB, "terminated"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{NetworkInterfaceIds: []string{demoNodeBPrimary}})
+	wantCode(t, err, "InvalidNetworkInterfaceID.NotFound")
+}
