@@ -97,7 +97,7 @@ func Poll(ctx context.Context, interval, timeout time.Duration, what string, che
 	last, lastErr := "", error(nil)
 	timedOut := func() error {
 		if last == "" && lastErr != nil {
-			return fmt.Errorf("%s: not ready after %s: nothing observed yet (last error: %v)", what, timeout, lastErr)
+			return fmt.Errorf("%s: not ready after %s: nothing observed yet (last error: %w)", what, timeout, lastErr)
 		}
 		if last == "" {
 			return fmt.Errorf("%s: not ready after %s: nothing observed yet", what, timeout)

@@ -156,3 +156,17 @@ func TestWaitInterrupted(t *testing.T) {
 		t.Errorf("the wait took %s after the cancel", d)
 	}
 }
+
+// TestPollTimeoutBeforeAnyState: a check that never answers before the
+// deadline (an API server that hangs) ends in the timeout error naming
+// what was waited for and the check's last error, not the bare error.
+func TestPollTimeoutBeforeAnyState(t *testing.T) {
+	err := Poll(context.Background(), 100*time.Millisecond, 300*time.Millisecond, "DaemonSet/x/y", func(ctx context.Context) (string, bool, error) {
+		<-ctx.Done()
+		return "", false, ctx.Err()
+	}, nil)
+	want := "DaemonSet/x/y: not ready after 300ms: nothing observed yet (last error: context deadline exceeded)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Poll: %v, want %s", err, want)
+	}
+}
