@@ -1,6 +1,8 @@
 // Package root builds the awsccmctl root command: global flags, viper
-// configuration (flags > AWSCCMCTL_* environment > config file > defaults)
-// and the subcommands.
+// configuration (flags > AWSCCMCTL_* environment > a config file decoded
+// strictly first, config.go > defaults) and the subcommands. Execute runs
+// it as the binary does and keeps -o json's contract for every command: one
+// JSON document on stdout whatever the exit code (output.go).
 package root
 
 import (
