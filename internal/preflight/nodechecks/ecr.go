@@ -53,7 +53,7 @@ var ecrProviderEntry = func() string {
 		p.Name, strings.Join(p.MatchImages, `", "`), strings.TrimSuffix(p.DefaultCacheDuration.Duration.String(), "0m0s"), p.APIVersion)
 }()
 
-const ecrIAM = "allow the instance role ecr:GetAuthorizationToken and the pull actions (iam/node-policy.json from `awsccmctl install iam`, or the AWS managed policy AmazonEC2ContainerRegistryReadOnly)"
+const ecrIAM = "allow the instance role ecr:GetAuthorizationToken and the pull actions (iam/node-policy.json from `awsccmctl install iam`, or the AWS managed policy AmazonEC2ContainerRegistryReadOnly), and for public.ecr.aws images ecr-public:GetAuthorizationToken and sts:GetServiceBearerToken (iam/node-policy.json has both)"
 
 // ecrProviderFiles says what to put on a node for the kubelet flags to use.
 var ecrProviderFiles = "put " + ECRProviderName + " (awsccmctl's release, or the CCM image: `awsccmctl install manifests --ecr-credential-provider` renders a DaemonSet that copies it onto every node; docs/ecr-credential-provider.md) in a directory such as " + suggestedProviderBinDir +
