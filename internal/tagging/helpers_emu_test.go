@@ -210,7 +210,9 @@ func node(name, id string, age time.Duration) *corev1.Node {
 // while).
 func (e *emu) eventually(what string, cond func() (bool, error)) {
 	e.t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true,
+	// A deadline, not a timing claim: labelling 1,203 Nodes takes ~10 s
+	// alone and past 30 s on a loaded CI machine (-race, other packages).
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 2*time.Minute, true,
 		func(context.Context) (bool, error) { return cond() })
 	if err != nil {
 		e.t.Fatalf("%s: %v", what, err)
