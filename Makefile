@@ -9,7 +9,7 @@ build: ## Build both binaries into _output/bin
 testbed: ## Build the real kube-apiserver and etcd the tests run against
 	hack/build-testbed.sh
 
-test: ## Lint, verify, and every unit and integration test (builds the test bed first); what CI runs
+test: ## Lint, verify, and every unit and integration test (builds the test bed and upstream's CCM for test/upstream first, both cached); what CI runs
 	hack/test.sh
 
 test-unit: ## The fast loop: every test that needs no test-bed binaries (go test -short)
