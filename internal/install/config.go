@@ -1,19 +1,16 @@
 package install
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"regexp"
 	"strings"
 
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/awsccmctl/awsccmctl/internal/yamldocs"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
 
@@ -113,40 +110,12 @@ func DecodeConfig(data []byte) (*Configuration, error) {
 // silently ignored (yaml.Unmarshal reads the first), so it is an error;
 // documents of only comments and blank lines do not count.
 func oneDocument(data []byte) ([]byte, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var docs [][]byte
-	for {
-		d, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", len(docs)+1, err)
-		}
-		if !emptyDocument(d) {
-			docs = append(docs, d)
-		}
+	doc, err := yamldocs.One(data)
+	if multi := (*yamldocs.MultipleError)(nil); errors.As(err, &multi) {
+		return nil, fmt.Errorf("the file holds %d YAML documents, and an %s file is one: document 2 and later would be ignored; merge them into one, or remove the --- lines",
+			multi.Documents, ConfigKind)
 	}
-	switch len(docs) {
-	case 0:
-		return data, nil
-	case 1:
-		return docs[0], nil
-	}
-	return nil, fmt.Errorf("the file holds %d YAML documents, and an %s file is one: document 2 and later would be ignored; merge them into one, or remove the --- lines",
-		len(docs), ConfigKind)
-}
-
-// emptyDocument reports a document of only blank lines, comments and the
-// document markers.
-func emptyDocument(d []byte) bool {
-	for _, line := range strings.Split(string(d), "\n") {
-		line = strings.TrimSpace(line)
-		if line != "" && !strings.HasPrefix(line, "#") && line != "---" && line != "..." {
-			return false
-		}
-	}
-	return true
+	return doc, err
 }
 
 // unknownField is how sigs.k8s.io/json names an unknown field.

@@ -1,11 +1,8 @@
 package root
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"slices"
@@ -13,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/yamldocs"
 )
 
 // flagConfig is the global --config flag.
@@ -64,39 +61,11 @@ func checkConfigFile(file string, cmd *cobra.Command) error {
 // configDocument returns the file's only YAML document; documents of only
 // comments and blank lines do not count.
 func configDocument(data []byte) ([]byte, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var docs [][]byte
-	for {
-		d, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", len(docs)+1, err)
-		}
-		if !emptyDocument(d) {
-			docs = append(docs, d)
-		}
+	doc, err := yamldocs.One(data)
+	if multi := (*yamldocs.MultipleError)(nil); errors.As(err, &multi) {
+		return nil, fmt.Errorf("the file holds %d YAML documents; it must be one: document 2 and later would be ignored, merge them into one or remove the --- lines", multi.Documents)
 	}
-	switch len(docs) {
-	case 0:
-		return data, nil
-	case 1:
-		return docs[0], nil
-	}
-	return nil, fmt.Errorf("the file holds %d YAML documents; it must be one: document 2 and later would be ignored, merge them into one or remove the --- lines", len(docs))
-}
-
-// emptyDocument reports a document of only blank lines, comments and
-// document markers.
-func emptyDocument(d []byte) bool {
-	for _, line := range strings.Split(string(d), "\n") {
-		line = strings.TrimSpace(line)
-		if line != "" && !strings.HasPrefix(line, "#") && line != "---" && line != "..." {
-			return false
-		}
-	}
-	return true
+	return doc, err
 }
 
 // caseHint names the flag key differs from only in case.

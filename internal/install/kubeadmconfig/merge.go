@@ -1,7 +1,6 @@
 package kubeadmconfig
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,7 +8,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/awsccmctl/awsccmctl/internal/yamldocs"
 )
 
 // kubeadmGroup is the API group of kubeadm's own configuration kinds.
@@ -148,16 +148,12 @@ func Merge(data []byte, o Options) ([]byte, error) {
 // splitDocuments splits data as kubeadm does (apimachinery's YAML reader)
 // and decodes each document, keeping its text.
 func splitDocuments(data []byte) ([]*document, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	raws, err := yamldocs.Split(data)
+	if err != nil {
+		return nil, err
+	}
 	var docs []*document
-	for {
-		raw, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", len(docs)+1, err)
-		}
+	for _, raw := range raws {
 		d := &document{raw: raw}
 		var n yaml.Node
 		if err := yaml.Unmarshal(raw, &n); err != nil {
