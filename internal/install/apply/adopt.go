@@ -96,14 +96,10 @@ const (
 func (c *Client) release(ctx context.Context, m Member, o Options) (Result, error) {
 	u := m.object()
 	ref := Ref(u)
-	ri, err := c.resource(u)
-	if err != nil {
-		return Result{}, err
-	}
-	live, err := get(ctx, ri, u.GetName())
+	ri, live, err := c.lookup(ctx, u)
 	switch {
 	case err != nil:
-		return Result{}, fmt.Errorf("%s: read the live object: %w", ref, err)
+		return Result{}, err
 	case live == nil:
 		return Result{Ref: ref, Action: "not found"}, nil
 	case o.DryRun == DryRunClient:
@@ -125,13 +121,6 @@ func (c *Client) release(ctx context.Context, m Member, o Options) (Result, erro
 // Live returns the live object of u's kind, namespace and name, nil when
 // there is none.
 func (c *Client) Live(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	ri, err := c.resource(u)
-	if err != nil {
-		return nil, err
-	}
-	live, err := get(ctx, ri, u.GetName())
-	if err != nil {
-		return nil, fmt.Errorf("%s: read the live object: %w", Ref(u), err)
-	}
-	return live, nil
+	_, live, err := c.lookup(ctx, u)
+	return live, err
 }

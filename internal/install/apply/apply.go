@@ -93,13 +93,21 @@ func (c *Client) resource(u *unstructured.Unstructured) (dynamic.ResourceInterfa
 	return c.dynamic.Resource(m.Resource), nil
 }
 
-// get returns the live object, nil when it does not exist.
-func get(ctx context.Context, ri dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
-	live, err := ri.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+// lookup returns the client of u's resource and u's live object, nil
+// when there is none.
+func (c *Client) lookup(ctx context.Context, u *unstructured.Unstructured) (dynamic.ResourceInterface, *unstructured.Unstructured, error) {
+	ri, err := c.resource(u)
+	if err != nil {
+		return nil, nil, err
 	}
-	return live, err
+	live, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return ri, nil, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("%s: read the live object: %w", Ref(u), err)
+	}
+	return ri, live, nil
 }
 
 // Apply applies objs in order with server-side apply and reports what each
@@ -120,13 +128,9 @@ func (c *Client) Apply(ctx context.Context, objs []*unstructured.Unstructured, o
 
 func (c *Client) applyOne(ctx context.Context, u *unstructured.Unstructured, o Options) (Result, error) {
 	ref := Ref(u)
-	ri, err := c.resource(u)
+	ri, live, err := c.lookup(ctx, u)
 	if err != nil {
 		return Result{}, err
-	}
-	live, err := get(ctx, ri, u.GetName())
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: read the live object: %w", ref, err)
 	}
 	if o.DryRun == DryRunClient {
 		if live == nil {

@@ -26,13 +26,9 @@ func (c *Client) Diff(ctx context.Context, objs []*unstructured.Unstructured) (s
 	var b strings.Builder
 	for _, u := range objs {
 		ref := Ref(u)
-		ri, err := c.resource(u)
+		ri, live, err := c.lookup(ctx, u)
 		if err != nil {
 			return "", err
-		}
-		live, err := get(ctx, ri, u.GetName())
-		if err != nil {
-			return "", fmt.Errorf("%s: read the live object: %w", ref, err)
 		}
 		merged, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, DryRun: []string{metav1.DryRunAll}})
 		if err != nil {

@@ -232,13 +232,9 @@ func (c *Client) PlanInventory(ctx context.Context, namespace string, prev *Inve
 		if old, ok := prev.Lookup(u); ok {
 			m.Adopted = old.Adopted
 		} else {
-			ri, err := c.resource(u)
+			_, live, err := c.lookup(ctx, u)
 			if err != nil {
 				return nil, err
-			}
-			live, err := get(ctx, ri, u.GetName())
-			if err != nil {
-				return nil, fmt.Errorf("%s: read the live object: %w", Ref(u), err)
 			}
 			m.Adopted = live != nil && !CreatedByAwsccmctl(live)
 		}

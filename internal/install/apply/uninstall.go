@@ -36,14 +36,10 @@ func (c *Client) Uninstall(ctx context.Context, objs []*unstructured.Unstructure
 
 func (c *Client) deleteOne(ctx context.Context, u *unstructured.Unstructured, o Options) (Result, error) {
 	ref := Ref(u)
-	ri, err := c.resource(u)
-	if err != nil {
-		return Result{}, err
-	}
-	live, err := get(ctx, ri, u.GetName())
+	ri, live, err := c.lookup(ctx, u)
 	switch {
 	case err != nil:
-		return Result{}, fmt.Errorf("%s: read the live object: %w", ref, err)
+		return Result{}, err
 	case live == nil:
 		return Result{Ref: ref, Action: "not found"}, nil
 	case live.GetDeletionTimestamp() != nil:
