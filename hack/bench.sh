@@ -45,8 +45,11 @@ if [ -s "$BENCH_OUT/results.json" ]; then
 	if [ -n "${AWS_CCM_UPSTREAM_BINARY:-}" ] && [ -s "$AWS_CCM_UPSTREAM_BINARY.version" ]; then
 		label="upstream $(cat "$AWS_CCM_UPSTREAM_BINARY.version")"
 	fi
-	go run ./hack/benchchart -in "$BENCH_OUT/results.json" -out "${BENCH_CHART:-$BENCH_OUT/benchmarks-chart.svg}" \
-		-scenario join -upstream-label "$label" || rc=1
+	# hack/benchchart is its own module (gonum/plot stays out of the
+	# product's go.mod): built there, run from here so relative paths hold.
+	go -C hack/benchchart build -o "$BENCH_OUT/bin/benchchart" . &&
+		"$BENCH_OUT/bin/benchchart" -in "$BENCH_OUT/results.json" -out "${BENCH_CHART:-$BENCH_OUT/benchmarks-chart.svg}" \
+			-scenario join -upstream-label "$label" || rc=1
 fi
 echo "bench: $(( $(date +%s) - start )) s; output, CCM logs, table.md and results.json in $BENCH_OUT"
 exit "$rc"

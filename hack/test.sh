@@ -48,11 +48,15 @@ all_list=$(go list ./...)
 plain_list=$(grep -vxF -f <(echo "$race_list") <<<"$all_list" || true)
 
 gotest() { go test -count=1 ${GOTEST_FLAGS:-} "$@"; }
+# hack/benchchart is its own module (gonum/plot stays out of the product's
+# go.mod), so ./... does not reach it.
+gotest_benchchart() { go -C hack/benchchart test -count=1 ${GOTEST_FLAGS:-} "$@" .; }
 
 case "$mode" in
 unit)
 	gotest -short -race $(grep -vE "$TESTBED_ONLY" <<<"$race_list")
 	gotest -short $(grep -vE "$TESTBED_ONLY" <<<"$plain_list")
+	gotest_benchchart -short
 	echo "make test-unit: $(( $(date +%s) - start )) s"
 	;;
 all)
@@ -65,6 +69,7 @@ all)
 	hack/verify.sh
 	gotest -race -timeout 20m $race_list
 	gotest -timeout 20m $plain_list
+	gotest_benchchart
 	echo "make test: $(( $(date +%s) - start )) s"
 	;;
 *)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -15,12 +17,50 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 )
 
+// binary is this command, built once by TestMain; empty under -short,
+// where the tests that run it are skipped.
+var binary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(runTests(m))
+}
+
+// runTests builds the binary (unless -short) and runs the tests, removing
+// the build folder afterwards.
+func runTests(m *testing.M) int {
+	if testing.Short() {
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "awsccmctl-main-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "awsccmctl")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// built returns the binary TestMain built, skipping the test under -short.
+func built(t *testing.T) string {
+	t.Helper()
+	if binary == "" {
+		t.Skip("builds and runs the binary; skipped under -short")
+	}
+	return binary
+}
+
 // TestInterruptExits130: SIGINT cancels whatever the command is doing, and
 // the binary exits 130 saying "interrupted", as documented, whichever
 // command it is (here preflight, waiting on an API server that accepts
 // connections and never answers).
 func TestInterruptExits130(t *testing.T) {
-	bin := build(t)
+	bin := built(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -59,14 +99,23 @@ current-context: c
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Long enough for the signal handler to be in place and the request
-	// to be waiting on the silent server.
-	time.Sleep(2 * time.Second)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Once the binary has connected to the silent server, its signal
+	// handler (set before any command runs) is in place and a request is
+	// waiting.
+	select {
+	case c := <-accepted:
+		defer c.Close()
+	case err := <-done:
+		t.Fatalf("exited before connecting to the API server: %v\n%s", err, stderr.String())
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("no connection to the API server in 30 s\n%s", stderr.String())
+	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
 	case <-time.After(30 * time.Second):
@@ -83,20 +132,10 @@ current-context: c
 // with its own code, not 130 (the handler's context is cancelled on the
 // way out too, which must not read as an interrupt).
 func TestErrorsKeepTheirExitCode(t *testing.T) {
-	bin := build(t)
+	bin := built(t)
 	var exit *exec.ExitError
 	out, err := exec.Command(bin, "preflight", "--root", t.TempDir()).CombinedOutput()
 	if !errors.As(err, &exit) || exit.ExitCode() != exitcode.Usage || strings.Contains(string(out), "interrupted") {
 		t.Fatalf("preflight --root without --node: %v, want exit %d\n%s", err, exitcode.Usage, out)
 	}
-}
-
-// build builds this binary into a temporary folder.
-func build(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "awsccmctl")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }

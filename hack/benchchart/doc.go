@@ -16,9 +16,12 @@
 // drawn as points only. Binaries or flag sets without runs are named in the
 // caption, and a panel's title names the series that lack its figure.
 //
-// The harness calls it after a bench run, from the repository root:
+// It is its own Go module, so the product's go.mod does not pull in
+// gonum/plot and its font and image dependencies. The harness (hack/bench.sh)
+// builds it after a bench run and calls it from the repository root; by hand:
 //
-//	go run ./hack/benchchart -in "$BENCH_OUT/results.json" -out docs/benchmarks-chart.svg -scenario join -upstream-label "upstream v1.37.0"
+//	go -C hack/benchchart build -o "$PWD/_output/bin/benchchart" .
+//	_output/bin/benchchart -in "$BENCH_OUT/results.json" -out docs/benchmarks-chart.svg -scenario join -upstream-label "upstream v1.37.0"
 //
 // -title replaces the title's first line; -upstream-label names the upstream
 // binary in the legend (default "upstream"). The SVG does not embed its font
@@ -30,5 +33,5 @@
 //
 // testdata/sample-chart.svg and .png are drawn from testdata/valid-sample.json,
 // made-up figures labelled as sample data in the chart's title; regenerate
-// them with `go test ./hack/benchchart -run TestSampleChart -update`.
+// them with `go -C hack/benchchart test . -run TestSampleChart -update`.
 package main

@@ -75,12 +75,12 @@ func (d *demo) showClassic(ctx context.Context, w io.Writer, c *awsapi.Clients, 
 	}
 	found := false
 	for _, g := range groups.SecurityGroups {
-		found = found || aws.ToString(g.GroupName) == "k8s-elb-"+name
+		found = found || aws.ToString(g.GroupName) == lbnames.ClassicSecurityGroupName(name)
 		fmt.Fprintf(w, "    group %s (%s):\n", aws.ToString(g.GroupName), aws.ToString(g.GroupId))
 		wrapHang(w, "      ", "      ", strings.Join(rules(g.IpPermissions), "; "))
 	}
 	if !found {
-		return fmt.Errorf("load balancer %s has no group k8s-elb-%s (it has %v)", name, name, lb.SecurityGroups)
+		return fmt.Errorf("load balancer %s has no group %s (it has %v)", name, lbnames.ClassicSecurityGroupName(name), lb.SecurityGroups)
 	}
 	return nil
 }
@@ -196,7 +196,7 @@ func (l leftover) String() string {
 		return fmt.Sprintf("%d %s (%s)", len(n), what, strings.Join(n, " "))
 	}
 	return strings.Join([]string{count(l.classic, "Classic ELB"), count(l.nlb, "ELBv2 load balancer"),
-		count(l.targetGroups, "target group"), count(l.groups, "k8s-elb-* security group")}, ", ")
+		count(l.targetGroups, "target group"), count(l.groups, lbnames.ClassicSecurityGroupPrefix+"* security group")}, ", ")
 }
 
 // leftovers lists every load balancer and target group in the region and
@@ -225,7 +225,7 @@ func leftovers(ctx context.Context, c *awsapi.Clients) (leftover, error) {
 		l.targetGroups = append(l.targetGroups, aws.ToString(tg.TargetGroupName))
 	}
 	sgs, err := c.EC2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{
-		{Name: aws.String("group-name"), Values: []string{"k8s-elb-*"}},
+		{Name: aws.String("group-name"), Values: []string{lbnames.ClassicSecurityGroupPrefix + "*"}},
 	}})
 	if err != nil {
 		return l, err

@@ -28,12 +28,13 @@ import (
 	"syscall"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
 	"github.com/awsccmctl/awsccmctl/internal/clustertag"
+	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/leaderlease"
+	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/testbed"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
@@ -318,13 +319,13 @@ func (d *demo) startCCM() error {
 func (d *demo) waitLeader(ctx context.Context) error {
 	deadline := time.Now().Add(d.opts.timeout)
 	for {
-		l, err := d.kube.CoordinationV1().Leases("kube-system").Get(ctx, "cloud-controller-manager", metav1.GetOptions{})
-		if err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" {
+		l, err := leaderlease.Get(ctx, d.kube, leadermigration.LeaseNamespace, install.LeaseName)
+		if err == nil && l.Holder != "" {
 			step("CCM holds the leader Lease after %s", time.Since(d.ccmStart).Round(100*time.Millisecond))
 			return nil
 		}
-		if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
-			return fmt.Errorf("read leader Lease: %w", err)
+		if err != nil && ctx.Err() == nil {
+			return err
 		}
 		if d.ccm.Exited() {
 			return d.ccm.ExitError(3000)

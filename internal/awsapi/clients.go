@@ -19,6 +19,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/awsccmctl/awsccmctl/internal/awsapi/bufferedbody"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
 
@@ -91,7 +92,7 @@ func (o Options) loadConfig(ctx context.Context, region string) (aws.Config, err
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("load AWS SDK configuration: %w", err)
 	}
-	cfg.HTTPClient = bufferedBodyClient{inner: cfg.HTTPClient}
+	cfg.HTTPClient = bufferedbody.Client{Inner: cfg.HTTPClient}
 	return cfg, nil
 }
 

@@ -53,12 +53,12 @@ func newECRTemplateData(v *Values) *ecrTemplateData {
 
 // validateECRCredentialProvider: the host directory is an absolute, clean
 // path, and only set with the DaemonSet.
-func (v *Values) validateECRCredentialProvider(add func(string, ...any)) {
+func (v *Values) validateECRCredentialProvider(add func(field, format string, args ...any)) {
 	dir := v.ECRCredentialProviderBinDir
 	switch {
 	case !v.ECRCredentialProvider && dir != "":
-		add("ecrCredentialProviderBinDir %q: set only with ecrCredentialProvider (the DaemonSet that installs into it)", dir)
+		add("ecrCredentialProviderBinDir", " %q: set only with ecrCredentialProvider (the DaemonSet that installs into it)", dir)
 	case v.ECRCredentialProvider && (!path.IsAbs(dir) || path.Clean(dir) != dir):
-		add("ecrCredentialProviderBinDir %q: want the kubelet's --image-credential-provider-bin-dir, an absolute clean path on the nodes (default %s)", dir, ecrcredential.DefaultBinDir)
+		add("ecrCredentialProviderBinDir", " %q: want the kubelet's --image-credential-provider-bin-dir, an absolute clean path on the nodes (default %s)", dir, ecrcredential.DefaultBinDir)
 	}
 }

@@ -1,9 +1,10 @@
 package install
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 )
 
 // imageReference is the distribution reference grammar
@@ -28,21 +29,21 @@ const maxImageNameLength = 255
 
 // ValidateImage checks a CCM image reference the way every install target
 // (manifests, apply, kops) needs it: a reference the kubelet can pull, with
-// a tag or digest. The error starts with "image" so the commands can name
-// their flag.
+// a tag or digest. The error is a *fielderr.Error on field "image", so the
+// commands can name their flag.
 func ValidateImage(image string) error {
 	m := imageReference.FindStringSubmatch(image)
 	switch {
 	case image == "":
-		return fmt.Errorf("image %q: empty; want [registry/]repository:tag or @sha256:digest, e.g. %s", image, DefaultImage())
+		return fielderr.Errorf("image", " %q: empty; want [registry/]repository:tag or @sha256:digest, e.g. %s", image, DefaultImage())
 	case m == nil:
-		return fmt.Errorf("image %q: not an image reference; want [registry/]repository:tag or @sha256:digest, e.g. %s", image, DefaultImage())
+		return fielderr.Errorf("image", " %q: not an image reference; want [registry/]repository:tag or @sha256:digest, e.g. %s", image, DefaultImage())
 	case m[imageReference.SubexpIndex("tag")] == "" && m[imageReference.SubexpIndex("digest")] == "":
-		return fmt.Errorf("image %q: pin a tag or digest (an untagged image means :latest, which changes under the cluster)", image)
+		return fielderr.Errorf("image", " %q: pin a tag or digest (an untagged image means :latest, which changes under the cluster)", image)
 	}
 	name := strings.TrimSuffix(strings.TrimSuffix(image, m[imageReference.SubexpIndex("digest")]), m[imageReference.SubexpIndex("tag")])
 	if len(name) > maxImageNameLength {
-		return fmt.Errorf("image: the repository name is %d characters long, at most %d are allowed", len(name), maxImageNameLength)
+		return fielderr.Errorf("image", ": the repository name is %d characters long, at most %d are allowed", len(name), maxImageNameLength)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/cloud-provider/names"
 
 	"github.com/awsccmctl/awsccmctl/internal/ecrcredential"
+	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/tagging"
 	"github.com/awsccmctl/awsccmctl/internal/version"
@@ -247,69 +248,73 @@ var flagName = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 // once, joined with errors.Join; each names the field and says what to do.
 func (v *Values) Validate() error {
 	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	// Every problem names its field (fielderr), so a command can name the
+	// flag that sets it.
+	add := func(field, format string, args ...any) { errs = append(errs, fielderr.Errorf(field, format, args...)) }
 
 	for _, msg := range validation.IsDNS1123Label(v.Namespace) {
-		add("namespace %q: %s", v.Namespace, msg)
+		add("namespace", " %q: %s", v.Namespace, msg)
 	}
-	v.validateImage(add)
+	if err := ValidateImage(v.Image); err != nil {
+		errs = append(errs, err)
+	}
 	if v.ClusterName == "" || strings.IndexFunc(v.ClusterName, isSpaceOrControl) >= 0 || !utf8.ValidString(v.ClusterName) {
-		add("clusterName %q: must be non-empty UTF-8, without white space or control characters", v.ClusterName)
+		add("clusterName", " %q: must be non-empty UTF-8, without white space or control characters", v.ClusterName)
 	}
 	switch v.Workload {
 	case WorkloadDaemonSet:
 	case WorkloadDeployment:
 		if v.Replicas == nil || *v.Replicas < 1 {
-			add("replicas: a deployment needs at least 1 replica (default %d)", DefaultReplicas)
+			add("replicas", ": a deployment needs at least 1 replica (default %d)", DefaultReplicas)
 		}
 	default:
-		add("workload %q: want %s or %s", v.Workload, WorkloadDaemonSet, WorkloadDeployment)
+		add("workload", " %q: want %s or %s", v.Workload, WorkloadDaemonSet, WorkloadDeployment)
 	}
 	if v.ClusterCIDR != "" {
 		if problem := checkClusterCIDR(v.ClusterCIDR); problem != "" {
-			add("clusterCIDR %q: %s", v.ClusterCIDR, problem)
+			add("clusterCIDR", " %q: %s", v.ClusterCIDR, problem)
 		}
 	} else {
 		if v.ConfigureCloudRoutes {
-			add("clusterCIDR: configureCloudRoutes needs the pod CIDR (--cluster-cidr); set it, or turn cloud routes off")
+			add("clusterCIDR", ": configureCloudRoutes needs the pod CIDR (--cluster-cidr); set it, or turn cloud routes off")
 		}
 	}
 	if v.AllocateNodeCIDRs {
-		add("allocateNodeCIDRs: the CCM allocates no node CIDRs (k8s.io/cloud-provider runs no node IPAM controller, so its --allocate-node-cidrs does nothing); " +
+		add("allocateNodeCIDRs", ": the CCM allocates no node CIDRs (k8s.io/cloud-provider runs no node IPAM controller, so its --allocate-node-cidrs does nothing); "+
 			"run kube-controller-manager with --allocate-node-cidrs=true --cluster-cidr=<pod CIDR> and drop allocateNodeCIDRs (--allocate-node-cidrs) from the install")
 	}
 	v.validateControllers(add)
 	if v.Verbosity != nil && (*v.Verbosity < 0 || *v.Verbosity > 10) {
-		add("verbosity %d: want 0 to 10", *v.Verbosity)
+		add("verbosity", " %d: want 0 to 10", *v.Verbosity)
 	}
 	for _, q := range []struct{ field, value string }{{"cpuRequest", v.CPURequest}, {"memoryRequest", v.MemoryRequest}} {
 		if qty, err := resource.ParseQuantity(q.value); err != nil {
-			add("%s %q: not a Kubernetes quantity (e.g. 200m, 128Mi): %v", q.field, q.value, err)
+			add(q.field, " %q: not a Kubernetes quantity (e.g. 200m, 128Mi): %v", q.value, err)
 		} else if qty.Sign() <= 0 {
-			add("%s %q: must be positive", q.field, q.value)
+			add(q.field, " %q: must be positive", q.value)
 		}
 	}
 	if net.ParseIP(v.BindAddress) == nil {
-		add("bindAddress %q: not an IP address (e.g. 127.0.0.1 or 0.0.0.0)", v.BindAddress)
+		add("bindAddress", " %q: not an IP address (e.g. 127.0.0.1 or 0.0.0.0)", v.BindAddress)
 	}
 	if v.ExpectedNodes != nil && *v.ExpectedNodes < 1 {
-		add("expectedNodes %d: must be at least 1, the number of Nodes the cluster is expected to have (leave it out to have install apply count them, or for the default %d)", *v.ExpectedNodes, DefaultExpectedNodes)
+		add("expectedNodes", " %d: must be at least 1, the number of Nodes the cluster is expected to have (leave it out to have install apply count them, or for the default %d)", *v.ExpectedNodes, DefaultExpectedNodes)
 	}
 	managed, known := managedFlags(), ccmFlags()
 	for _, k := range slices.Sorted(maps.Keys(v.ExtraArgs)) {
 		switch {
 		case !flagName.MatchString(k):
-			add("extraArgs %q: not a flag name; write it without dashes, e.g. node-monitor-period", k)
+			add("extraArgs", " %q: not a flag name; write it without dashes, e.g. node-monitor-period", k)
 		case slices.Contains(managed, k):
-			add("extraArgs %q: set by the installer; use its own field or flag instead", k)
+			add("extraArgs", " %q: set by the installer; use its own field or flag instead", k)
 		case known[k] == "":
 			// The CCM would exit at start with "unknown flag" and crash-loop.
-			add("extraArgs %q: not a flag of aws-cloud-controller-manager (see aws-cloud-controller-manager --help)", k)
+			add("extraArgs", " %q: not a flag of aws-cloud-controller-manager (see aws-cloud-controller-manager --help)", k)
 		case !utf8.ValidString(v.ExtraArgs[k]):
-			add("extraArgs %q: the value is not valid UTF-8", k)
+			add("extraArgs", " %q: the value is not valid UTF-8", k)
 		default:
 			if err := checkFlagValue(known[k], v.ExtraArgs[k]); err != nil {
-				add("extraArgs %q: value %q: %v", k, v.ExtraArgs[k], err)
+				add("extraArgs", " %q: value %q: %v", k, v.ExtraArgs[k], err)
 			}
 		}
 	}
@@ -321,7 +326,7 @@ func (v *Values) Validate() error {
 			if i := strings.Index(msg, "is not an AWS region"); i >= 0 {
 				msg = msg[i:]
 			}
-			add("region %q %s", v.Region, msg)
+			add("region", " %q %s", v.Region, msg)
 		}
 	}
 	if cc := v.CloudConfig; cc != nil {
@@ -333,7 +338,7 @@ func (v *Values) Validate() error {
 			cc = &c
 		}
 		if _, err := renderCloudConfig(cc); err != nil {
-			add("cloudConfig: %v", err)
+			add("cloudConfig", ": %v", err)
 		}
 	}
 	if v.LeaderMigrationConfig != nil {
@@ -345,15 +350,15 @@ func (v *Values) Validate() error {
 
 // validateLeaderMigration: the CCM meets kube-controller-manager's migration
 // lease only when it elects a leader in the same namespace.
-func (v *Values) validateLeaderMigration(add func(string, ...any)) {
+func (v *Values) validateLeaderMigration(add func(field, format string, args ...any)) {
 	if err := leadermigration.Validate(v.LeaderMigrationConfig, leadermigration.ComponentCCM); err != nil {
-		add("leaderMigrationConfig: %v", err)
+		add("leaderMigrationConfig", ": %v", err)
 	}
 	if v.LeaderElect == nil || !*v.LeaderElect {
-		add("leaderMigrationConfig: leader migration needs leader election (leaderElect: true)")
+		add("leaderMigrationConfig", ": leader migration needs leader election (leaderElect: true)")
 	}
 	if v.Namespace != leadermigration.LeaseNamespace {
-		add("namespace %q: leader migration needs the CCM in %s, where kube-controller-manager holds the %s lease", v.Namespace, leadermigration.LeaseNamespace, leadermigration.LeaseName)
+		add("namespace", " %q: leader migration needs the CCM in %s, where kube-controller-manager holds the %s lease", v.Namespace, leadermigration.LeaseNamespace, leadermigration.LeaseName)
 	}
 }
 
@@ -383,15 +388,9 @@ func checkFlagValue(typ, value string) error {
 
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
 
-func (v *Values) validateImage(add func(string, ...any)) {
-	if err := ValidateImage(v.Image); err != nil {
-		add("%v", err)
-	}
-}
-
-func (v *Values) validateControllers(add func(string, ...any)) {
+func (v *Values) validateControllers(add func(field, format string, args ...any)) {
 	if len(v.Controllers) == 0 {
-		add("controllers: empty; use * for the default set")
+		add("controllers", ": empty; use * for the default set")
 	}
 	aliases := names.CCMControllerAliases()
 	// The tagging controller is this CCM's own (off by default).
@@ -403,7 +402,7 @@ func (v *Values) validateControllers(add func(string, ...any)) {
 	for _, c := range v.Controllers {
 		n := strings.TrimPrefix(c, "-")
 		if !slices.Contains(known, n) || (n == "*" && c != "*") {
-			add("controllers %q: unknown; want *, or a name or alias from %s, optionally prefixed with - to disable it", c, strings.Join(known[1:], ", "))
+			add("controllers", " %q: unknown; want *, or a name or alias from %s, optionally prefixed with - to disable it", c, strings.Join(known[1:], ", "))
 		}
 	}
 }

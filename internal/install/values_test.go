@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
@@ -98,6 +99,14 @@ func TestValidate(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error does not mention %q:\n%v", w, err)
+				}
+			}
+			// Every problem names its field, typed, so a command can name
+			// the flag without reading the message.
+			for _, p := range fielderr.Problems(err) {
+				fe, ok := fielderr.FieldOf(p)
+				if !ok || fe.Field == "" || !strings.HasPrefix(p.Error(), fe.Field) {
+					t.Errorf("problem %q is not a *fielderr.Error starting with its field (%+v)", p, fe)
 				}
 			}
 			// Render refuses what Validate refuses.

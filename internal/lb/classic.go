@@ -289,7 +289,7 @@ func (r *Reconciler) classicGroups(ctx context.Context, svc *corev1.Service, cfg
 // carries the load balancer lb's managed group name, or nil.
 func (r *Reconciler) namedManaged(lb string, ids []string, known map[string]*group) *group {
 	for _, id := range ids {
-		if g, ok := known[id]; ok && g.name == managedGroupName(lb) {
+		if g, ok := known[id]; ok && g.name == lbnames.ClassicSecurityGroupName(lb) {
 			return g
 		}
 	}
@@ -300,7 +300,7 @@ func (r *Reconciler) namedManaged(lb string, ids []string, known map[string]*gro
 // and the cluster owns it (ownedGroup), else nil: only then are all of
 // its rules, wherever they are, the load balancer's.
 func (r *Reconciler) ownedManaged(svc *corev1.Service, lb string, g *group) *group {
-	if g == nil || g.name != managedGroupName(lb) || r.ownedGroup(g.tags, svc) != nil {
+	if g == nil || g.name != lbnames.ClassicSecurityGroupName(lb) || r.ownedGroup(g.tags, svc) != nil {
 		return nil
 	}
 	return g

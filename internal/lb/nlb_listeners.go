@@ -2,12 +2,9 @@ package lb
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 
@@ -18,26 +15,19 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
+	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
 
 // targetChunk is how many targets one Register/DeregisterTargets carries.
 const targetChunk = 100
 
-var notAlnum = regexp.MustCompile("[^[:alnum:]]")
-
-// targetGroupName is upstream's name for the target group of one listener:
-// k8s-<namespace:8>-<name:8>-<sha1:10>, the hash over the cluster ID,
-// Service, ports, protocol, target type and health-check protocol and
-// interval (the settings a target group cannot change, as upstream saw
-// it). It MUST NOT change: it is how existing target groups are adopted.
+// targetGroupName is the name of listener l's target group with health
+// check hc (lbnames.TargetGroupName, upstream's).
 func targetGroupName(clusterID string, svc *corev1.Service, l lbconfig.Listener, hc lbconfig.HealthCheck) string {
-	h := sha1.New()
-	for _, s := range []string{clusterID, svc.Namespace, svc.Name, strconv.Itoa(int(l.Port)), strconv.Itoa(int(l.NodePort)),
-		l.BackendProtocol, string(elbv2types.TargetTypeEnumInstance), hc.Protocol, strconv.Itoa(int(hc.Interval))} {
-		h.Write([]byte(s))
-	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	return fmt.Sprintf("k8s-%.8s-%.8s-%.10s", notAlnum.ReplaceAllString(svc.Namespace, ""), notAlnum.ReplaceAllString(svc.Name, ""), sum)
+	return lbnames.TargetGroupName(clusterID, svc, lbnames.TargetGroupInputs{
+		Port: l.Port, NodePort: l.NodePort, TargetProtocol: l.BackendProtocol,
+		HealthCheckProtocol: hc.Protocol, HealthCheckInterval: hc.Interval,
+	})
 }
 
 // syncNLBListeners makes one listener per Service port, each forwarding to

@@ -2,8 +2,6 @@ package lb
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -37,20 +35,6 @@ const DefaultClusterName = "kubernetes"
 // It MUST NOT change: it is what upstream writes.
 const nlbGroupDescription = "[k8s] Managed SecurityGroup for LoadBalancer"
 
-// nlbGroupName is upstream's name of an NLB's managed security group
-// (GetSecurityGroupNameForNLB): k8s-<namespace:8>-<name:8>-<sha256:10>,
-// the hash over the cluster name (--cluster-name, not the cluster ID),
-// the Service's name, namespace and UID. It MUST NOT change: it is how the
-// group is found again, by this CCM and by upstream.
-func nlbGroupName(clusterName string, svc *corev1.Service) string {
-	h := sha256.New()
-	for _, s := range []string{clusterName, svc.Name, svc.Namespace, string(svc.UID)} {
-		h.Write([]byte(s))
-	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	return fmt.Sprintf("k8s-%.8s-%.8s-%.10s", notAlnum.ReplaceAllString(svc.Namespace, ""), notAlnum.ReplaceAllString(svc.Name, ""), sum)
-}
-
 // serviceGroups are the Service's own security groups found by name, both
 // kinds in one DescribeSecurityGroups: the Classic load balancer's
 // k8s-elb-<name> and the NLB's managed group. A group of either name that
@@ -66,7 +50,7 @@ type serviceGroups struct {
 
 // ownServiceGroups finds the Service's own security groups.
 func (r *Reconciler) ownServiceGroups(ctx context.Context, svc *corev1.Service) (serviceGroups, error) {
-	classicName, nlbName := managedGroupName(lbnames.LoadBalancerName(svc)), nlbGroupName(r.Env.ClusterName, svc)
+	classicName, nlbName := lbnames.ClassicSecurityGroupName(lbnames.LoadBalancerName(svc)), lbnames.NLBSecurityGroupName(r.Env.ClusterName, svc)
 	got, err := r.describeGroups(ctx, []ec2types.Filter{
 		{Name: aws.String("group-name"), Values: []string{classicName, nlbName}},
 		{Name: aws.String("vpc-id"), Values: []string{r.Env.VPCID}},
@@ -100,7 +84,7 @@ func (r *Reconciler) ownServiceGroups(ctx context.Context, svc *corev1.Service) 
 // Service's additional tags). A group of that name the cluster does not
 // own is refused as for the Classic group (refuseUnowned).
 func (r *Reconciler) ensureNLBGroup(ctx context.Context, svc *corev1.Service, cfg *lbconfig.Config) (*group, error) {
-	name := nlbGroupName(r.Env.ClusterName, svc)
+	name := lbnames.NLBSecurityGroupName(r.Env.ClusterName, svc)
 	got, err := r.describeGroups(ctx, []ec2types.Filter{
 		{Name: aws.String("group-name"), Values: []string{name}},
 		{Name: aws.String("vpc-id"), Values: []string{r.Env.VPCID}},
@@ -140,7 +124,7 @@ func (r *Reconciler) ensureNLBGroup(ctx context.Context, svc *corev1.Service, cf
 // groups, or nil (an NLB created without one, or with groups someone
 // else chose). known holds the described groups.
 func (r *Reconciler) nlbManagedGroup(svc *corev1.Service, lb *elbv2types.LoadBalancer, known map[string]*group) *group {
-	name := nlbGroupName(r.Env.ClusterName, svc)
+	name := lbnames.NLBSecurityGroupName(r.Env.ClusterName, svc)
 	for _, id := range lb.SecurityGroups {
 		if g, ok := known[id]; ok && g.name == name && r.ownedGroup(g.tags, svc) == nil {
 			return g

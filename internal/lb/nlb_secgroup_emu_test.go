@@ -2,40 +2,17 @@ package lb
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
-
-// upstreamNLBGroupName is upstream's GetSecurityGroupNameForNLB, written
-// out again so a change to nlbGroupName cannot pass unnoticed.
-func upstreamNLBGroupName(clusterName, ns, name string, uid types.UID) string {
-	sum := sha256.Sum256([]byte(clusterName + name + ns + string(uid)))
-	clean := regexp.MustCompile(`[^A-Za-z0-9]`)
-	return fmt.Sprintf("k8s-%.8s-%.8s-%.10s", clean.ReplaceAllString(ns, ""), clean.ReplaceAllString(name, ""), hex.EncodeToString(sum[:]))
-}
-
-func TestNLBGroupName(t *testing.T) {
-	svc := emuService("my-web.app", nil)
-	svc.Namespace, svc.UID = "team-a.prod", "6f1a7a3e-0b5c-4c59-9b9e-0a1b2c3d4e5f"
-	for _, cluster := range []string{"kubernetes", "prod"} {
-		wantEq(t, "name for "+cluster, nlbGroupName(cluster, svc), upstreamNLBGroupName(cluster, svc.Namespace, svc.Name, svc.UID))
-	}
-	// Computed apart (sha256 of "kubernetes"+name+namespace+UID), should
-	// both drift.
-	wantEq(t, "literal", nlbGroupName("kubernetes", svc), "k8s-teamapro-mywebapp-3d5fd656cb")
-}
 
 // managedNLB is an emulator with NLBSecurityGroupMode = Managed.
 func managedNLB(t *testing.T, fixture func(*awsemu.Fixture)) *emu {
@@ -45,7 +22,7 @@ func managedNLB(t *testing.T, fixture func(*awsemu.Fixture)) *emu {
 // nlbGroup returns the Service's managed NLB group, which must exist.
 func (e *emu) nlbGroup(svc *corev1.Service) awsemu.SecurityGroup {
 	e.t.Helper()
-	gs := e.srv.SecurityGroupsNamed(upstreamNLBGroupName(DefaultClusterName, svc.Namespace, svc.Name, svc.UID))
+	gs := e.srv.SecurityGroupsNamed(lbnames.NLBSecurityGroupName(DefaultClusterName, svc))
 	if len(gs) != 1 {
 		e.t.Fatalf("managed NLB groups of %s: %+v, want 1", svc.Name, gs)
 	}
@@ -168,7 +145,7 @@ func TestEmuNLBManagedGroupAdoptedFromUpstream(t *testing.T) {
 	t.Parallel()
 	svc := emuService("up-nlb", map[string]string{nlbType: "nlb"})
 	name := lbName(svc)
-	sgName := upstreamNLBGroupName(DefaultClusterName, svc.Namespace, svc.Name, svc.UID)
+	sgName := lbnames.NLBSecurityGroupName(DefaultClusterName, svc)
 	const sgID = "sg-0a0b0c0d0e0f00001"
 	tg := upstreamTargetGroupName("demo", "default", "up-nlb", 80, 30080, "TCP", "TCP", 30)
 	owned := map[string]string{"kubernetes.io/cluster/demo": "owned", "kubernetes.io/service-name": "default/up-nlb"}
@@ -331,7 +308,7 @@ func TestEmuNLBManagedGroupOutlivesTheSetting(t *testing.T) {
 func TestEmuNLBManagedGroupForeign(t *testing.T) {
 	t.Parallel()
 	svc := emuService("nlb-foreign-sg", map[string]string{nlbType: "nlb"})
-	sgName := upstreamNLBGroupName(DefaultClusterName, svc.Namespace, svc.Name, svc.UID)
+	sgName := lbnames.NLBSecurityGroupName(DefaultClusterName, svc)
 	t.Run("another cluster's", func(t *testing.T) {
 		t.Parallel()
 		e := managedNLB(t, func(f *awsemu.Fixture) {

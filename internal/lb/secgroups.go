@@ -18,13 +18,10 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 )
 
-// Security-group names and rule descriptions. They MUST NOT change: the
+// Security-group rule descriptions (the groups' names are lbnames'). They MUST NOT change: the
 // in-tree provider and upstream use the same ones, and they are how
 // existing groups and rules are found and adopted.
 const (
-	// managedGroupPrefix + the load balancer name is the Classic load
-	// balancer's own security group.
-	managedGroupPrefix = "k8s-elb-"
 	// NLB rules in node security groups are recognised by description.
 	nlbClientRuleDesc = "kubernetes.io/rule/nlb/client"
 	nlbHealthRuleDesc = "kubernetes.io/rule/nlb/health"
@@ -82,13 +79,11 @@ func (r *Reconciler) groupsByID(ctx context.Context, ids []string) (map[string]*
 	return out, nil
 }
 
-func managedGroupName(lbName string) string { return managedGroupPrefix + lbName }
-
 // findManagedGroup finds the Classic load balancer's own group by name in
 // the cluster's VPC, or returns nil.
 func (r *Reconciler) findManagedGroup(ctx context.Context, svc *corev1.Service) (*group, error) {
 	got, err := r.describeGroups(ctx, []ec2types.Filter{
-		{Name: aws.String("group-name"), Values: []string{managedGroupName(lbnames.LoadBalancerName(svc))}},
+		{Name: aws.String("group-name"), Values: []string{lbnames.ClassicSecurityGroupName(lbnames.LoadBalancerName(svc))}},
 		{Name: aws.String("vpc-id"), Values: []string{r.Env.VPCID}},
 	})
 	if err != nil {
@@ -118,7 +113,7 @@ func (r *Reconciler) ensureManagedGroup(ctx context.Context, svc *corev1.Service
 		}
 		return g, nil
 	}
-	name := managedGroupName(cfg.Name)
+	name := lbnames.ClassicSecurityGroupName(cfg.Name)
 	out, err := r.EC2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{
 		GroupName:   aws.String(name),
 		Description: aws.String(fmt.Sprintf("Security group for Kubernetes ELB %s (%s)", cfg.Name, lbnames.ServiceNameTagValue(svc))),

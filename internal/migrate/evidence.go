@@ -11,12 +11,12 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/leaderlease"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
@@ -40,32 +40,14 @@ func (l lease) fresh(now time.Time) bool {
 }
 
 func readLease(ctx context.Context, client kubernetes.Interface, name string) (lease, error) {
-	namespace := leadermigration.LeaseNamespace
-	l, err := client.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return lease{}, nil
-	}
-	if err != nil {
-		return lease{}, fmt.Errorf("read Lease %s/%s: %w", namespace, name, err)
-	}
-	return leaseOf(l), nil
+	r, err := leaderlease.Get(ctx, client, leadermigration.LeaseNamespace, name)
+	return leaseFrom(r), err
 }
 
-func leaseOf(l *coordinationv1.Lease) lease {
-	out := lease{Exists: true}
-	if l.Spec.HolderIdentity != nil {
-		out.Holder = *l.Spec.HolderIdentity
-	}
-	if l.Spec.AcquireTime != nil {
-		out.Acquired = l.Spec.AcquireTime.Time
-	}
-	if l.Spec.RenewTime != nil {
-		out.Renewed = l.Spec.RenewTime.Time
-	}
-	if l.Spec.LeaseDurationSeconds != nil {
-		out.Duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
-	}
-	return out
+func leaseOf(l *coordinationv1.Lease) lease { return leaseFrom(leaderlease.Of(l)) }
+
+func leaseFrom(r leaderlease.Record) lease {
+	return lease{Exists: r.Exists, Holder: r.Holder, Acquired: r.Acquired, Renewed: r.Renewed, Duration: r.Duration}
 }
 
 // leases are the three Leases of the hand-over.

@@ -1,6 +1,7 @@
 package providerid
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -33,4 +34,27 @@ func ParseCanonical(s string) (ID, error) {
 		return fail(fmt.Sprintf("%q is not an EC2 instance ID (i- and 8 or 17 hex digits)", instance))
 	}
 	return ID{Zone: zone, InstanceID: instance}, nil
+}
+
+// ErrNotCanonical is ParseCanonicalOrZoneless's error for a providerID
+// Parse accepts in a spelling other than aws:///<zone>/<instance-id> or
+// aws:////<instance-id>.
+var ErrNotCanonical = errors.New("want the canonical aws:///<zone>/<instance-id>")
+
+// ParseCanonicalOrZoneless accepts the providerIDs a kubelet should register
+// a Node with: the canonical aws:///<zone>/<instance-id>, or
+// aws:////<instance-id> without the zone, which the CCM accepts and
+// resolves from the instance (so such a Node needs no re-registration).
+// The other spellings Parse allows (aws://<zone>/<id>, a bare instance ID)
+// are not what a Node should carry: they fail with ErrNotCanonical. Any
+// other input fails with Parse's error.
+func ParseCanonicalOrZoneless(s string) (ID, error) {
+	id, err := Parse(s)
+	if err != nil {
+		return ID{}, err
+	}
+	if id.String() != s {
+		return ID{}, ErrNotCanonical
+	}
+	return id, nil
 }

@@ -1,6 +1,7 @@
 package providerid
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -38,4 +39,39 @@ func FuzzParseCanonical(f *testing.F) {
 			t.Fatalf("accepted %q but it renders as %q", s, id.String())
 		}
 	})
+}
+
+func TestParseCanonicalOrZoneless(t *testing.T) {
+	tests := []struct {
+		name, in      string
+		want          ID
+		notCanonical  bool // ErrNotCanonical
+		parseRejected bool // Parse's own error
+	}{
+		{name: "canonical", in: "aws:///us-east-1a/i-0123456789abcdef0", want: ID{Zone: "us-east-1a", InstanceID: "i-0123456789abcdef0"}},
+		{name: "zone-less", in: "aws:////i-0123456789abcdef0", want: ID{InstanceID: "i-0123456789abcdef0"}},
+		{name: "two slashes", in: "aws://us-east-1a/i-0123456789abcdef0", notCanonical: true},
+		{name: "bare instance ID", in: "i-0123456789abcdef0", notCanonical: true},
+		{name: "surrounding space", in: " aws:///us-east-1a/i-0123456789abcdef0", notCanonical: true},
+		{name: "other scheme", in: "gce:///us-east-1a/i-0123456789abcdef0", parseRejected: true},
+		{name: "bad instance", in: "aws:///us-east-1a/i-123", parseRejected: true},
+		{name: "empty", in: "", parseRejected: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := ParseCanonicalOrZoneless(tc.in)
+			switch {
+			case tc.notCanonical:
+				if !errors.Is(err, ErrNotCanonical) {
+					t.Errorf("err = %v, want ErrNotCanonical", err)
+				}
+			case tc.parseRejected:
+				if err == nil || errors.Is(err, ErrNotCanonical) {
+					t.Errorf("err = %v, want Parse's error", err)
+				}
+			case err != nil || id != tc.want:
+				t.Errorf("= %+v, %v; want %+v", id, err, tc.want)
+			}
+		})
+	}
 }

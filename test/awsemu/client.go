@@ -1,10 +1,10 @@
 package awsemu
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 	"time"
+
+	"github.com/awsccmctl/awsccmctl/internal/awsapi/bufferedbody"
 )
 
 // DefaultResponseDelay is how long the server holds every API response by
@@ -38,7 +38,8 @@ func (s *Server) ResponseDelay() time.Duration {
 
 // HTTPClient returns an HTTP client for SDK clients talking to the
 // emulator in process. It reads each request body into memory before
-// sending, which removes the loopback race described at SetResponseDelay,
+// sending (package bufferedbody, as the CCM's own clients do), which
+// removes the loopback race described at SetResponseDelay,
 // so call counts are exact. It does not use proxies. Set it per service
 // client:
 //
@@ -49,25 +50,5 @@ func (s *Server) ResponseDelay() time.Duration {
 func HTTPClient() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
-	return &http.Client{Transport: bufferingTransport{base: tr}}
-}
-
-// bufferingTransport replaces a streamed request body with an in-memory
-// copy the SDK cannot close under net/http.
-type bufferingTransport struct{ base http.RoundTripper }
-
-func (t bufferingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return t.base.RoundTrip(r)
-	}
-	b, err := io.ReadAll(r.Body)
-	_ = r.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	r = r.Clone(r.Context())
-	r.ContentLength = int64(len(b))
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	return t.base.RoundTrip(r)
+	return &http.Client{Transport: bufferedbody.Transport{Base: tr}}
 }

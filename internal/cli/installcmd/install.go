@@ -11,6 +11,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/ecrcredential"
+	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
@@ -232,23 +233,18 @@ func (o *ValueOptions) Values(fs *pflag.FlagSet) (install.Values, error) {
 }
 
 // describe lists the problems of a joined error one per line, each naming
-// the flag that sets its field.
+// the flag that sets its field (install's problems are *fielderr.Error).
 func describe(err error) string {
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
-	}
 	var b strings.Builder
-	for i, e := range errs {
+	for i, e := range fielderr.Problems(err) {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
 		msg := e.Error()
-		field := msg[:strings.IndexFunc(msg+" ", func(r rune) bool { return r == ' ' || r == ':' })]
-		if flag, ok := fieldFlags[field]; ok {
-			msg = fmt.Sprintf("%s (--%s)%s", field, flag, msg[len(field):])
+		if fe, ok := fielderr.FieldOf(e); ok {
+			if flag, ok := fieldFlags[fe.Field]; ok {
+				msg = fmt.Sprintf("%s (--%s)%s", fe.Field, flag, fe.Err)
+			}
 		}
 		b.WriteString("  - " + strings.ReplaceAll(msg, "\n", "\n    "))
 	}

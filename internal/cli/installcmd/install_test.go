@@ -2,13 +2,18 @@ package installcmd_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
@@ -66,12 +71,102 @@ func arg(spec *corev1.PodSpec, name string) string {
 	return ""
 }
 
+// TestManifestsStdoutIsRender: the stream install manifests writes decodes,
+// document by document, into the typed objects install applies, and they
+// carry what the flags asked for and refer to each other (a rendering bug
+// breaks one of these, which comparing the command with install.Render
+// alone would not see).
 func TestManifestsStdoutIsRender(t *testing.T) {
-	out, _, err := run(t, "install", "manifests", "--image", "registry.example.com/ccm:v1", "--cluster-name", "prod")
+	const image, cluster, ns = "registry.example.com/ccm:v1", "prod", "ccm-system"
+	out, _, err := run(t, "install", "manifests", "--image", image, "--cluster-name", cluster, "--namespace", ns,
+		"--region", "eu-west-1", "--workload", "deployment", "--replicas", "3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := install.Values{Image: "registry.example.com/ccm:v1", ClusterName: "prod"}
+	var (
+		sa    corev1.ServiceAccount
+		cr    rbacv1.ClusterRole
+		crb   rbacv1.ClusterRoleBinding
+		rb    rbacv1.RoleBinding
+		cm    corev1.ConfigMap
+		dep   appsv1.Deployment
+		kinds []string
+	)
+	typed := map[string]any{"ServiceAccount": &sa, "ClusterRole": &cr, "ClusterRoleBinding": &crb, "RoleBinding": &rb, "ConfigMap": &cm, "Deployment": &dep}
+	for i, doc := range splitDocs(out) {
+		doc += "\n" // splitDocs takes the newline before "---" away
+		var tm struct{ APIVersion, Kind string }
+		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
+			t.Fatalf("document %d: %v\n%s", i, err, doc)
+		}
+		obj, ok := typed[tm.Kind]
+		if !ok {
+			t.Fatalf("document %d is a %s %s, not an object install applies", i, tm.APIVersion, tm.Kind)
+		}
+		if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+			t.Fatalf("document %d (%s): %v", i, tm.Kind, err)
+		}
+		kinds = append(kinds, tm.Kind)
+	}
+	if want := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding", "ConfigMap", "Deployment"}; !slices.Equal(kinds, want) {
+		t.Fatalf("documents %v, want %v in apply order", kinds, want)
+	}
+
+	// --namespace: every namespaced object but the RoleBinding, which
+	// must sit next to the Role it binds in kube-system.
+	for _, o := range []metav1.Object{&sa, &cm, &dep} {
+		if o.GetNamespace() != ns {
+			t.Errorf("%s in namespace %q, want --namespace %s", o.GetName(), o.GetNamespace(), ns)
+		}
+	}
+	if rb.Namespace != "kube-system" || rb.RoleRef.Name != "extension-apiserver-authentication-reader" {
+		t.Errorf("RoleBinding %s/%s binds %s, want kube-system's extension-apiserver-authentication-reader", rb.Namespace, rb.Name, rb.RoleRef.Name)
+	}
+	// The bindings grant the ServiceAccount the Pods run as.
+	if crb.RoleRef.Kind != "ClusterRole" || crb.RoleRef.Name != cr.Name {
+		t.Errorf("ClusterRoleBinding refers to %s %s, want ClusterRole %s", crb.RoleRef.Kind, crb.RoleRef.Name, cr.Name)
+	}
+	for _, subjects := range [][]rbacv1.Subject{crb.Subjects, rb.Subjects} {
+		if len(subjects) != 1 || subjects[0].Kind != "ServiceAccount" || subjects[0].Name != sa.Name || subjects[0].Namespace != ns {
+			t.Errorf("binding subjects %+v, want ServiceAccount %s/%s", subjects, ns, sa.Name)
+		}
+	}
+	if len(cr.Rules) == 0 {
+		t.Error("the ClusterRole grants nothing")
+	}
+
+	// --workload, --replicas, --image, --cluster-name; the Pods run as the
+	// ServiceAccount and read the ConfigMap's cloud config.
+	pod := dep.Spec.Template.Spec
+	if dep.Spec.Replicas == nil || *dep.Spec.Replicas != 3 {
+		t.Errorf("replicas %v, want --replicas 3", dep.Spec.Replicas)
+	}
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%d containers, want one", len(pod.Containers))
+	}
+	if got := pod.Containers[0].Image; got != image {
+		t.Errorf("image %q, want --image %s", got, image)
+	}
+	if got := arg(&pod, "cluster-name"); got != cluster {
+		t.Errorf("--cluster-name=%q, want %q", got, cluster)
+	}
+	if pod.ServiceAccountName != sa.Name {
+		t.Errorf("Pods run as %q, want ServiceAccount %q", pod.ServiceAccountName, sa.Name)
+	}
+	if !mountsConfigMap(&pod, cm.Name, filepath.Dir(arg(&pod, "cloud-config"))) {
+		t.Errorf("--cloud-config=%s is not in a volume of ConfigMap %s (volumes %+v)", arg(&pod, "cloud-config"), cm.Name, pod.Volumes)
+	}
+	conf := cm.Data[filepath.Base(arg(&pod, "cloud-config"))]
+	if !strings.Contains(conf, "Region = eu-west-1") {
+		t.Errorf("cloud config lacks --region eu-west-1:\n%s", conf)
+	}
+	// A changed cloud config rolls the Pods: the template carries its hash.
+	if got, want := dep.Spec.Template.Annotations[install.AnnotationCloudConfigHash], fmt.Sprintf("%x", sha256.Sum256([]byte(conf))); got != want {
+		t.Errorf("%s = %q, want the cloud config's %q", install.AnnotationCloudConfigHash, got, want)
+	}
+
+	// The command writes what install.Render renders for these values.
+	v := install.Values{Image: image, ClusterName: cluster, Namespace: ns, Region: "eu-west-1", Workload: install.WorkloadDeployment, Replicas: ptr[int32](3)}
 	v.Default()
 	want, err := install.Render(v)
 	if err != nil {
@@ -80,6 +175,22 @@ func TestManifestsStdoutIsRender(t *testing.T) {
 	if out != string(want) {
 		t.Errorf("stdout differs from install.Render:\n%s", out)
 	}
+}
+
+// mountsConfigMap says whether the Pod's container mounts ConfigMap name
+// at dir.
+func mountsConfigMap(pod *corev1.PodSpec, name, dir string) bool {
+	for _, v := range pod.Volumes {
+		if v.ConfigMap == nil || v.ConfigMap.Name != name {
+			continue
+		}
+		for _, m := range pod.Containers[0].VolumeMounts {
+			if m.Name == v.Name && m.MountPath == dir {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TestPrecedence: flag > AWSCCMCTL_* environment > --config file > default.

@@ -66,12 +66,12 @@ the cluster or the kops state store.
 	return cmd
 }
 
-// kopsFields maps the prefixes of kopsconfig's validation errors to flags.
-var kopsFields = []flagPrefix{
-	{"cluster name", flagName},
-	{"image", flagImage},
-	{"cluster CIDR", flagClusterCIDR},
-	{"configure cloud routes", flagConfigureCloudRoutes},
+// kopsFields maps kopsconfig's fields (and install's image) to flags.
+var kopsFields = flagOfField{
+	kopsconfig.FieldClusterName:          flagName,
+	"image":                              flagImage,
+	kopsconfig.FieldClusterCIDR:          flagClusterCIDR,
+	kopsconfig.FieldConfigureCloudRoutes: flagConfigureCloudRoutes,
 }
 
 // Complete turns the flags into kopsconfig.Options (the booleans only when
@@ -90,7 +90,7 @@ func (o *KopsOptions) Complete(changed func(string) bool) (kopsconfig.Options, e
 	if err == nil {
 		return opts, nil
 	}
-	return opts, exitcode.UsageError(fmt.Errorf("invalid kops options:\n%s", listProblems(err, kopsFields)))
+	return opts, exitcode.UsageError(fmt.Errorf("invalid kops options:\n%s", listProblems(err, kopsFields, nil)))
 }
 
 // writeKops prints the snippet and the commands: kopsconfig.Output.Text,

@@ -224,7 +224,7 @@ func (o *KubeadmOptions) Complete(ctx context.Context, changed func(string) bool
 }
 
 // kubeadmFields maps the prefixes of kubeadmconfig's validation errors to
-// the flags that set them.
+// the flags that set them (kubeadmconfig's problems are not typed yet).
 var kubeadmFields = []flagPrefix{
 	{"provider ID", flagProviderID},
 	{"kubeadm API version", flagAPIVersion},
@@ -234,7 +234,7 @@ var kubeadmFields = []flagPrefix{
 }
 
 // describeKubeadm lists the problems one per line, each naming its flag.
-func describeKubeadm(err error) string { return listProblems(err, kubeadmFields) }
+func describeKubeadm(err error) string { return listProblems(err, nil, kubeadmFields) }
 
 // mergeKubeadm prints the user's file with the fragments merged in
 // (kubeadmconfig.Merge). Problems with the file are usage errors naming

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/awsccmctl/awsccmctl/internal/leaderlease"
 )
 
 // LeaseRef names the leader-election Lease of a workload.
@@ -31,22 +32,19 @@ func WaitLeader(ctx context.Context, cs kubernetes.Interface, workload *unstruct
 		return err
 	}
 	return Poll(ctx, PollInterval, timeout, "Lease/"+l.Namespace+"/"+l.Name, func(ctx context.Context) (string, bool, error) {
-		lease, err := cs.CoordinationV1().Leases(l.Namespace).Get(ctx, l.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return "no Lease yet: no cloud-controller-manager has become leader", false, nil
-		}
+		lease, err := leaderlease.Get(ctx, cs, l.Namespace, l.Name)
 		if err != nil {
 			return "", false, err
 		}
-		holder := ""
-		if lease.Spec.HolderIdentity != nil {
-			holder = *lease.Spec.HolderIdentity
+		if !lease.Exists {
+			return "no Lease yet: no cloud-controller-manager has become leader", false, nil
 		}
-		if holder == "" || lease.Spec.RenewTime == nil {
+		holder := lease.Holder
+		if holder == "" || lease.Renewed.IsZero() {
 			return "the Lease has no holder", false, nil
 		}
-		if lease.Spec.RenewTime.Time.Before(since) {
-			return fmt.Sprintf("held by %s, last renewed %s ago", holder, time.Since(lease.Spec.RenewTime.Time).Round(time.Second)), false, nil
+		if lease.Renewed.Before(since) {
+			return fmt.Sprintf("held by %s, last renewed %s ago", holder, time.Since(lease.Renewed).Round(time.Second)), false, nil
 		}
 		pods, err := cs.CoreV1().Pods(workload.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
 		if err != nil {

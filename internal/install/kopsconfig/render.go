@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 )
 
@@ -28,15 +29,23 @@ type Options struct {
 	ClusterCIDR          string
 }
 
-// Validate returns every problem with o at once.
+// The fields of Options as Validate's problems (*fielderr.Error) name them;
+// the image's problems name install's field "image".
+const (
+	FieldClusterName          = "cluster name"
+	FieldClusterCIDR          = "cluster CIDR"
+	FieldConfigureCloudRoutes = "configure cloud routes"
+)
+
+// Validate returns every problem with o at once, each a *fielderr.Error.
 func (o Options) Validate() error {
 	var errs []error
 	switch {
 	case o.ClusterName == "":
-		errs = append(errs, errors.New("cluster name: required (the kops cluster name, as `kops get clusters` lists it)"))
+		errs = append(errs, fielderr.Errorf(FieldClusterName, ": required (the kops cluster name, as `kops get clusters` lists it)"))
 	default:
 		for _, m := range validation.IsDNS1123Subdomain(o.ClusterName) {
-			errs = append(errs, fmt.Errorf("cluster name %q: %s", o.ClusterName, m))
+			errs = append(errs, fielderr.Errorf(FieldClusterName, " %q: %s", o.ClusterName, m))
 		}
 	}
 	// The same rule as every install target's.
@@ -45,11 +54,11 @@ func (o Options) Validate() error {
 	}
 	if o.ClusterCIDR != "" {
 		if _, err := netip.ParsePrefix(o.ClusterCIDR); err != nil {
-			errs = append(errs, fmt.Errorf("cluster CIDR %q: %w", o.ClusterCIDR, err))
+			errs = append(errs, fielderr.Errorf(FieldClusterCIDR, " %q: %w", o.ClusterCIDR, err))
 		}
 	}
 	if o.ConfigureCloudRoutes != nil && *o.ConfigureCloudRoutes && o.ClusterCIDR == "" {
-		errs = append(errs, errors.New("configure cloud routes: needs the cluster CIDR (the pod CIDR routes are made for)"))
+		errs = append(errs, fielderr.Errorf(FieldConfigureCloudRoutes, ": needs the cluster CIDR (the pod CIDR routes are made for)"))
 	}
 	return errors.Join(errs...)
 }

@@ -6,11 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -64,6 +67,16 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
 		}
+	}
+	// Each problem names its field, typed (the command maps it to a flag).
+	var fields []string
+	for _, p := range fielderr.Problems(err) {
+		if fe, ok := fielderr.FieldOf(p); ok {
+			fields = append(fields, fe.Field)
+		}
+	}
+	if want := []string{FieldClusterName, "image", FieldClusterCIDR}; !slices.Equal(fields, want) {
+		t.Errorf("fields %q, want %q", fields, want)
 	}
 	if err := (Options{Image: image, ConfigureCloudRoutes: ptr.To(true)}).Validate(); err == nil ||
 		!strings.Contains(err.Error(), "cluster name: required") || !strings.Contains(err.Error(), "needs the cluster CIDR") {

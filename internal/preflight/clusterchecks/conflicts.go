@@ -12,19 +12,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/leaderlease"
+	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
 
 const (
 	// ccmLease is the leader-election Lease of a cloud-controller-manager
-	// (--leader-elect-resource-name's default).
-	ccmLease = "cloud-controller-manager"
+	// (--leader-elect-resource-name's default, what install renders).
+	ccmLease = install.LeaseName
 	// migrationLease is the default leaderName of Leader Migration
 	// (k8s.io/controller-manager's DefaultLeaderMigrationConfiguration).
-	migrationLease = "cloud-provider-extraction-migration"
-	// defaultLeaseDuration is client-go's leader-election LeaseDuration,
-	// used when a Lease does not say.
-	defaultLeaseDuration = 15 * time.Second
+	migrationLease = leadermigration.LeaseName
 	// ccmImage is in the image name of every cloud-controller-manager;
 	// awsCCMImage in the AWS one's (registry.k8s.io/provider-aws/...).
 	ccmImage    = "cloud-controller-manager"
@@ -64,23 +64,18 @@ func (r *runner) lease(ctx context.Context, name string) (leaseState, error) {
 	return leaseState{}, nil
 }
 
+// stateOf reads Lease l (leaderlease.Of) at now: a Lease without a renewal
+// time counts from its acquisition, then from its creation.
 func stateOf(l *coordinationv1.Lease, now time.Time) leaseState {
-	s := leaseState{found: true, duration: defaultLeaseDuration}
-	if l.Spec.HolderIdentity != nil {
-		s.holder = *l.Spec.HolderIdentity
-	}
-	if l.Spec.LeaseDurationSeconds != nil && *l.Spec.LeaseDurationSeconds > 0 {
-		s.duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
-	}
-	renewed := l.CreationTimestamp.Time
+	r := leaderlease.Of(l)
+	renewed := r.Created
 	switch {
-	case l.Spec.RenewTime != nil:
-		renewed = l.Spec.RenewTime.Time
-	case l.Spec.AcquireTime != nil:
-		renewed = l.Spec.AcquireTime.Time
+	case !r.Renewed.IsZero():
+		renewed = r.Renewed
+	case !r.Acquired.IsZero():
+		renewed = r.Acquired
 	}
-	s.age = max(now.Sub(renewed), 0)
-	return s
+	return leaseState{found: true, holder: r.Holder, duration: r.DurationOrDefault(), age: max(now.Sub(renewed), 0)}
 }
 
 func (r *runner) ccmLease(ctx context.Context) preflight.Result {

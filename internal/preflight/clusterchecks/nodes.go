@@ -2,6 +2,7 @@ package clusterchecks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -89,19 +90,18 @@ func (r *runner) kubeletSkew(ctx context.Context) preflight.Result {
 }
 
 // providerIDProblem says what is wrong with a Node's providerID, "" if
-// nothing: it must be aws:///<zone>/<instance-id>, or aws:////<instance-id>
-// without the zone, which the CCM (pkg/providerid) accepts and resolves
-// from the instance, so such a Node needs no re-registration.
+// nothing (providerid.ParseCanonicalOrZoneless: canonical, or without the
+// zone).
 func providerIDProblem(pid string) string {
 	if pid == "" {
 		return "no providerID"
 	}
-	id, err := providerid.Parse(pid)
-	if err != nil {
-		return fmt.Sprintf("%s: %v", pid, err)
-	}
-	if id.String() != pid {
+	_, err := providerid.ParseCanonicalOrZoneless(pid)
+	switch {
+	case errors.Is(err, providerid.ErrNotCanonical):
 		return pid + " is not aws:///<zone>/<instance-id>"
+	case err != nil:
+		return fmt.Sprintf("%s: %v", pid, err)
 	}
 	return ""
 }

@@ -100,14 +100,7 @@ func (r runner) kubeletNodeIdentity() preflight.Result {
 		pid, from = k.Config.ProviderID, "providerID in "+k.ConfigPath
 	}
 	if pid != "" {
-		// aws:////<instance-id> (no zone) is accepted as the CCM accepts it
-		// (pkg/providerid); other spellings Parse allows are not what
-		// the Node would carry.
-		id, err := providerid.Parse(pid)
-		if err == nil && id.String() != pid {
-			err = fmt.Errorf("want the canonical aws:///<zone>/<instance-id>")
-		}
-		if err != nil {
+		if _, err := providerid.ParseCanonicalOrZoneless(pid); err != nil {
 			return preflight.Fail(fix, "providerID %q (%s) is not aws:///<zone>/<instance-id>: %v", pid, from, err)
 		}
 		return preflight.Pass("providerID %s (%s)", pid, from)

@@ -1,0 +1,73 @@
+package bufferedbody
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// closeTracker is a streamed body that records whether it was closed.
+type closeTracker struct {
+	io.Reader
+	closed bool
+}
+
+func (c *closeTracker) Close() error { c.closed = true; return nil }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+func (f roundTripFunc) Do(r *http.Request) (*http.Response, error)        { return f(r) }
+
+func TestRequestBuffersTheBody(t *testing.T) {
+	body := &closeTracker{Reader: strings.NewReader("Action=DescribeInstances")}
+	r, _ := http.NewRequest(http.MethodPost, "http://example.invalid/", body)
+	got, err := Request(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !body.closed {
+		t.Error("the streamed body was not closed after reading")
+	}
+	if got.ContentLength != int64(len("Action=DescribeInstances")) {
+		t.Errorf("ContentLength = %d", got.ContentLength)
+	}
+	for i := 0; i < 2; i++ { // Body, then a replay through GetBody
+		rc := got.Body
+		if i == 1 {
+			if rc, err = got.GetBody(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, _ := io.ReadAll(rc)
+		if string(b) != "Action=DescribeInstances" {
+			t.Errorf("read %d: body %q", i, b)
+		}
+	}
+}
+
+func TestRequestWithoutBodyIsUnchanged(t *testing.T) {
+	r, _ := http.NewRequest(http.MethodGet, "http://example.invalid/", nil)
+	if got, err := Request(r); err != nil || got != r {
+		t.Errorf("Request = %p, %v; want the request itself", got, err)
+	}
+}
+
+func TestWrappersSendTheBufferedRequest(t *testing.T) {
+	inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if _, ok := r.Body.(*closeTracker); ok {
+			return nil, errors.New("the streamed body reached net/http")
+		}
+		return &http.Response{StatusCode: http.StatusOK}, nil
+	})
+	for name, send := range map[string]func(*http.Request) (*http.Response, error){
+		"Client": Client{Inner: inner}.Do, "Transport": Transport{Base: inner}.RoundTrip,
+	} {
+		r, _ := http.NewRequest(http.MethodPost, "http://example.invalid/", &closeTracker{Reader: strings.NewReader("x")})
+		if _, err := send(r); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
