@@ -18,7 +18,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // lease is a Lease's holder as the gates need it.

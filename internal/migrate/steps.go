@@ -18,7 +18,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // gateResult is one look at a gate: passed, and what was seen.

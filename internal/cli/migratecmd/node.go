@@ -22,7 +22,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
 	"github.com/awsccmctl/awsccmctl/internal/migrate/nodephase"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/procwatch"
 )
 

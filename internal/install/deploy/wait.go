@@ -14,9 +14,9 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // The binary's defaults of the leader-election flags, for a workload

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 func TestEditArgv(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // The static Pod changes of the control-plane phases.

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 const (
