@@ -248,12 +248,11 @@ func kcmMode(f nodefiles.Flags) string {
 	return fmt.Sprintf("--cloud-provider=%q", provider)
 }
 
+// flagTrue reads a boolean flag by the kube-controller-manager's own rule
+// (nodefiles.ParseBool); a value it refuses is not true.
 func flagTrue(f nodefiles.Flags, name string) bool {
-	if !f.Has(name) {
-		return false
-	}
-	v, _ := f.Get(name)
-	return v == "" || v == "true"
+	b, err := f.Bool(name, false)
+	return err == nil && b
 }
 
 // kcmAllIn waits until every control-plane node's kube-controller-manager
