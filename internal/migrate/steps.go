@@ -350,7 +350,7 @@ func decideInTreeLeads(reports map[string]NodeReport, main lease, now time.Time)
 		if r.Time.Time.After(last) {
 			last = r.Time.Time
 		}
-		if running := Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
+		if running := leadermigration.Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
 			shown = append(shown, fmt.Sprintf("%s: kube-controller-manager /healthz?verbose lists %v", n, running))
 		}
 	}
@@ -442,7 +442,7 @@ func installCCMGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 		return waiting(append(ev, err.Error())...), nil
 	}
 	ev = append(ev, fmt.Sprintf("CCM Pod %s /healthz?verbose: %s", pod, strings.Join(checks, ", ")))
-	running := Running(checks, leadermigration.CCMNames())
+	running := leadermigration.Running(checks, leadermigration.CCMNames())
 	if !e.leaderMigration() {
 		return gateResult{ok: len(running) > 0, evidence: ev}, nil
 	}

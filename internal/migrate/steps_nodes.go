@@ -86,7 +86,7 @@ func (e *env) kcmReportsQuiet(ctx context.Context, s *Step) (bool, []string, err
 			ev = append(ev, fmt.Sprintf("%s: kube-controller-manager /healthz?verbose: %s", n, r.KCMHealthzError))
 			continue
 		}
-		if running := Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
+		if running := leadermigration.Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
 			return false, nil, &GuardError{Problems: []string{fmt.Sprintf("split brain: kube-controller-manager on %s still runs %v after the cut-over", n, running)}}
 		}
 		ev = append(ev, fmt.Sprintf("%s: kube-controller-manager runs none of %v", n, leadermigration.KCMNames()))
