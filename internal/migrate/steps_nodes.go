@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/migrate/nodephase"
 )
@@ -137,7 +138,7 @@ func (e *env) reportedGate(ctx context.Context, s *Step, phase string) (gateResu
 
 const (
 	kubeadmConfigName = "kubeadm-config"
-	kubeadmConfigKey  = "ClusterConfiguration"
+	kubeadmConfigKey  = kubeadmapi.KindClusterConfiguration
 )
 
 // editKubeadmConfig makes kube-system/kubeadm-config's ClusterConfiguration

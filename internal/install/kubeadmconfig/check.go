@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 )
 
 // Check reads a kubeadm configuration (what Merge returns, or a file a user
@@ -59,7 +61,7 @@ func checkArgs(doc, path string, n *yaml.Node, asMap bool, flag, value string) [
 	case asMap && n.Kind != yaml.MappingNode, !asMap && n.Kind != yaml.SequenceNode:
 		return []error{fmt.Errorf("%s: %s has the wrong shape for its API version", doc, path)}
 	}
-	vals := existing(n, flag)
+	vals := kubeadmapi.NodeValues(n, flag)
 	if len(vals) == 0 || slices.ContainsFunc(vals, func(v string) bool { return v != value }) {
 		return []error{fmt.Errorf("%s: %s %s is %q, want %q", doc, path, flag, vals, value)}
 	}

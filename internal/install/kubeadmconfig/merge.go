@@ -10,14 +10,13 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-)
 
-// kubeadmGroup is the API group of kubeadm's own configuration kinds.
-const kubeadmGroup = "kubeadm.k8s.io"
+	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
+)
 
 // Kinds Merge changes; every other document is kept byte for byte.
 const (
-	kindCluster = "ClusterConfiguration"
+	kindCluster = kubeadmapi.KindClusterConfiguration
 	kindInit    = "InitConfiguration"
 	kindJoin    = "JoinConfiguration"
 	kindKubelet = "KubeletConfiguration"
@@ -95,7 +94,7 @@ func Merge(data []byte, o Options) ([]byte, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	m := merger{o: ro, r: r, asMap: r.apiVersion == V1beta3}
+	m := merger{o: ro, r: r, asMap: !kubeadmapi.ArgsAreList(r.apiVersion)}
 	hasInit, hasCluster := false, false
 	for i, d := range docs {
 		if d.node == nil {
@@ -184,7 +183,7 @@ func mergeOptions(docs []*document, o Options) (Options, error) {
 	var errs []error
 	for i, d := range docs {
 		group, _, _ := strings.Cut(d.apiVersion, "/")
-		if group != kubeadmGroup || (d.kind != kindCluster && d.kind != kindInit && d.kind != kindJoin) {
+		if group != kubeadmapi.Group || (d.kind != kindCluster && d.kind != kindInit && d.kind != kindJoin) {
 			continue
 		}
 		switch {
@@ -203,7 +202,7 @@ func mergeOptions(docs []*document, o Options) (Options, error) {
 		return o, errors.Join(errs...)
 	}
 	if api == "" {
-		return o, fmt.Errorf("no %s, %s or %s of %s in the file: nothing to merge into", kindInit, kindJoin, kindCluster, kubeadmGroup)
+		return o, fmt.Errorf("no %s, %s or %s of %s in the file: nothing to merge into", kindInit, kindJoin, kindCluster, kubeadmapi.Group)
 	}
 	if o.APIVersion != "" && o.APIVersion != api {
 		return o, fmt.Errorf("kubeadm API version %s: the file is %s; leave the API version out, or convert the file with kubeadm config migrate", o.APIVersion, api)
@@ -288,7 +287,7 @@ func (m *merger) setArgs(d *document, i int, parent *yaml.Node, path, key string
 		return
 	}
 	for _, a := range want {
-		have := existing(n, a.Name)
+		have := kubeadmapi.NodeValues(n, a.Name)
 		for _, v := range have {
 			if v != a.Value {
 				m.conflict("%s: %s %s is %q, but the external CCM needs %q%s", d.name(i), path, a.Name, v, a.Value, hint(a.Name))
@@ -311,24 +310,6 @@ func hint(flag string) string {
 		return " (remove it; a cluster on the in-tree provider moves with awsccmctl migrate-from-intree)"
 	}
 	return ""
-}
-
-// existing returns the values given to flag in an extraArgs node (map or
-// list; a list may name a flag more than once).
-func existing(n *yaml.Node, flag string) []string {
-	var vals []string
-	if n.Kind == yaml.MappingNode {
-		if v := lookup(n, flag); v != nil {
-			vals = append(vals, scalar(v))
-		}
-		return vals
-	}
-	for _, item := range n.Content {
-		if item.Kind == yaml.MappingNode && scalar(lookup(item, "name")) == flag {
-			vals = append(vals, scalar(lookup(item, "value")))
-		}
-	}
-	return vals
 }
 
 // lookup returns the value of key in mapping m, or nil.
