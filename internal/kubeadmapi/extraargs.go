@@ -68,14 +68,14 @@ func NodeValues(n *yaml.Node, flag string) []string {
 		return nil
 	}
 	if n.Kind == yaml.MappingNode {
-		if v := mapValue(n, flag); v != nil {
-			vals = append(vals, scalar(v))
+		if v := MapValue(n, flag); v != nil {
+			vals = append(vals, Scalar(v))
 		}
 		return vals
 	}
 	for _, item := range n.Content {
-		if item.Kind == yaml.MappingNode && scalar(mapValue(item, "name")) == flag {
-			vals = append(vals, scalar(mapValue(item, "value")))
+		if item.Kind == yaml.MappingNode && Scalar(MapValue(item, "name")) == flag {
+			vals = append(vals, Scalar(MapValue(item, "value")))
 		}
 	}
 	return vals
@@ -83,13 +83,14 @@ func NodeValues(n *yaml.Node, flag string) []string {
 
 // ItemName returns the name of a v1beta4 list item ({name, value}), "" when
 // it has none.
-func ItemName(item *yaml.Node) string { return scalar(mapValue(item, "name")) }
+func ItemName(item *yaml.Node) string { return Scalar(MapValue(item, "name")) }
 
 // ItemValue returns the value of a v1beta4 list item ({name, value}).
-func ItemValue(item *yaml.Node) string { return scalar(mapValue(item, "value")) }
+func ItemValue(item *yaml.Node) string { return Scalar(MapValue(item, "value")) }
 
-// mapValue returns the value of key in mapping m, or nil.
-func mapValue(m *yaml.Node, key string) *yaml.Node {
+// MapValue returns the value of key in mapping m, or nil (also when m is
+// nil or not a mapping).
+func MapValue(m *yaml.Node, key string) *yaml.Node {
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
@@ -101,7 +102,8 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-func scalar(n *yaml.Node) string {
+// Scalar returns a scalar node's value, "" for nil or another kind.
+func Scalar(n *yaml.Node) string {
 	if n == nil || n.Kind != yaml.ScalarNode {
 		return ""
 	}

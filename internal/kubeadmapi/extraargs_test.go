@@ -40,7 +40,7 @@ func TestExtraArgsBothForms(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(tc.doc), &root); err != nil {
 				t.Fatal(err)
 			}
-			args := mapValue(root.Content[0], "extraArgs")
+			args := MapValue(root.Content[0], "extraArgs")
 			if got := NodeValues(args, "cloud-provider"); !slices.Equal(got, tc.want) {
 				t.Errorf("NodeValues = %q, want %q", got, tc.want)
 			}

@@ -168,8 +168,8 @@ func splitDocuments(data []byte) ([]*document, error) {
 				return nil, fmt.Errorf("%s: not a YAML object", d.name(len(docs)))
 			}
 			d.node = &n
-			d.apiVersion = scalar(lookup(root, "apiVersion"))
-			d.kind = scalar(lookup(root, "kind"))
+			d.apiVersion = kubeadmapi.Scalar(kubeadmapi.MapValue(root, "apiVersion"))
+			d.kind = kubeadmapi.Scalar(kubeadmapi.MapValue(root, "kind"))
 		}
 		docs = append(docs, d)
 	}
@@ -195,7 +195,7 @@ func mergeOptions(docs []*document, o Options) (Options, error) {
 			errs = append(errs, fmt.Errorf("%s: apiVersion %s, but an earlier document is %s; use one version", d.name(i), d.apiVersion, api))
 		}
 		if d.kind == kindCluster && d.node != nil {
-			fileVersion = scalar(lookup(d.node.Content[0], "kubernetesVersion"))
+			fileVersion = kubeadmapi.Scalar(kubeadmapi.MapValue(d.node.Content[0], "kubernetesVersion"))
 		}
 	}
 	if len(errs) > 0 {
@@ -236,7 +236,7 @@ func (m *merger) conflict(format string, args ...any) {
 
 func (m *merger) cluster(d *document, i int) {
 	root := d.node.Content[0]
-	if m.r.kubernetesVersion != "" && lookup(root, "kubernetesVersion") == nil {
+	if m.r.kubernetesVersion != "" && kubeadmapi.MapValue(root, "kubernetesVersion") == nil {
 		set(root, "kubernetesVersion", str(m.r.kubernetesVersion))
 	}
 	cm := child(root, "controllerManager")
@@ -247,8 +247,8 @@ func (m *merger) cluster(d *document, i int) {
 func (m *merger) node(d *document, i int) {
 	reg := child(d.node.Content[0], "nodeRegistration")
 	if m.o.NodeName != "" {
-		if n := lookup(reg, "name"); n != nil && scalar(n) != "" && scalar(n) != m.o.NodeName {
-			m.conflict("%s: nodeRegistration.name is %q, but the node name asked for is %q", d.name(i), scalar(n), m.o.NodeName)
+		if n := kubeadmapi.MapValue(reg, "name"); n != nil && kubeadmapi.Scalar(n) != "" && kubeadmapi.Scalar(n) != m.o.NodeName {
+			m.conflict("%s: nodeRegistration.name is %q, but the node name asked for is %q", d.name(i), kubeadmapi.Scalar(n), m.o.NodeName)
 		} else {
 			set(reg, "name", str(m.o.NodeName))
 		}
@@ -260,7 +260,7 @@ func (m *merger) node(d *document, i int) {
 // kubelet checks a KubeletConfiguration's providerID against ours; the
 // document itself is never changed.
 func (m *merger) kubelet(d *document, i int) {
-	if p := scalar(lookup(d.node.Content[0], "providerID")); p != "" && m.o.ProviderID != "" && p != m.o.ProviderID {
+	if p := kubeadmapi.Scalar(kubeadmapi.MapValue(d.node.Content[0], "providerID")); p != "" && m.o.ProviderID != "" && p != m.o.ProviderID {
 		m.conflict("%s: providerID is %q, but the provider ID asked for is %q", d.name(i), p, m.o.ProviderID)
 	}
 }
@@ -269,7 +269,7 @@ func (m *merger) kubelet(d *document, i int) {
 // shape of the API version: a map in v1beta3, a list of {name, value} in
 // v1beta4. A flag already there with another value is a conflict.
 func (m *merger) setArgs(d *document, i int, parent *yaml.Node, path, key string, want []arg) {
-	n := lookup(parent, key)
+	n := kubeadmapi.MapValue(parent, key)
 	if n == nil || n.Tag == "!!null" {
 		if m.asMap {
 			n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
@@ -312,22 +312,9 @@ func hint(flag string) string {
 	return ""
 }
 
-// lookup returns the value of key in mapping m, or nil.
-func lookup(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
 // child returns the mapping at key of m, adding an empty one if absent.
 func child(m *yaml.Node, key string) *yaml.Node {
-	if c := lookup(m, key); c != nil && c.Kind == yaml.MappingNode {
+	if c := kubeadmapi.MapValue(m, key); c != nil && c.Kind == yaml.MappingNode {
 		return c
 	}
 	c := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
@@ -347,13 +334,6 @@ func set(m *yaml.Node, key string, v *yaml.Node) {
 }
 
 func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
-
-func scalar(n *yaml.Node) string {
-	if n == nil || n.Kind != yaml.ScalarNode {
-		return ""
-	}
-	return n.Value
-}
 
 func encode(w io.Writer, n *yaml.Node) error {
 	enc := yaml.NewEncoder(w)
