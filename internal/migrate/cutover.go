@@ -116,7 +116,7 @@ func decideCutOver(o cutOverObservation, m *cutOverMemory, p cutOverPolicy) (gat
 			ev = append(ev, fmt.Sprintf("%s: reported, but its kube-controller-manager /healthz?verbose: %s", n, r.KCMHealthzError))
 			unhealthy = append(unhealthy, n)
 		default:
-			if running := Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
+			if running := leadermigration.Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
 				return gateResult{}, &GuardError{Problems: []string{fmt.Sprintf("split brain: kube-controller-manager on %s still runs %v after the cut-over", n, running)}}
 			}
 		}
@@ -160,7 +160,7 @@ func decideCutOver(o cutOverObservation, m *cutOverMemory, p cutOverPolicy) (gat
 		return waiting(append(ev, o.CCMError)...), nil
 	}
 	ev = append(ev, "CCM /healthz?verbose: "+strings.Join(o.CCMChecks, ", "))
-	if got := Running(o.CCMChecks, p.Migrated); len(got) < len(p.Migrated) || len(missing) > 0 || len(unhealthy) > 0 {
+	if got := leadermigration.Running(o.CCMChecks, p.Migrated); len(got) < len(p.Migrated) || len(missing) > 0 || len(unhealthy) > 0 {
 		return waiting(ev...), nil
 	}
 	for _, n := range slices.Sorted(maps.Keys(o.Reports)) {

@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"slices"
@@ -18,7 +17,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/leaderlease"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // lease is a Lease's holder as the gates need it.
@@ -130,21 +129,6 @@ func mirrorPodFlags(ctx context.Context, client kubernetes.Interface, component 
 	return out, nil
 }
 
-// HealthzChecks parses /healthz?verbose: the names of the checks that
-// answered "[+]name ok".
-func HealthzChecks(body string) []string {
-	var out []string
-	sc := bufio.NewScanner(strings.NewReader(body))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if name, ok := strings.CutPrefix(line, "[+]"); ok {
-			name = strings.TrimSuffix(name, " ok")
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
 // ccmHealthz reads /healthz?verbose of every running CCM Pod through the
 // apiserver's pods proxy (so it works from wherever apply runs) and returns
 // the union of their checks: only the leader runs controllers, and "the CCM
@@ -169,7 +153,7 @@ func ccmHealthz(ctx context.Context, client kubernetes.Interface, namespace stri
 			continue
 		}
 		names = append(names, p.Name)
-		for _, c := range HealthzChecks(string(body)) {
+		for _, c := range leadermigration.HealthzChecks(string(body)) {
 			if !seen[c] {
 				seen[c] = true
 				checks = append(checks, c)
@@ -200,16 +184,4 @@ func canAccessLease(ctx context.Context, client kubernetes.Interface, user strin
 		return false, "", fmt.Errorf("SubjectAccessReview for %s: %w", user, err)
 	}
 	return res.Status.Allowed, res.Status.Reason, nil
-}
-
-// Running returns those of names that list holds: which migrated
-// controllers a /healthz?verbose answer shows running.
-func Running(list []string, names []string) []string {
-	var out []string
-	for _, n := range names {
-		if slices.Contains(list, n) {
-			out = append(out, n)
-		}
-	}
-	return out
 }

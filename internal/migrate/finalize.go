@@ -61,7 +61,7 @@ func finalizeGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
 		return waiting(append(ev, err.Error())...), nil
 	}
 	ev = append(ev, fmt.Sprintf("CCM Pod %s /healthz?verbose: %s", pod, strings.Join(checks, ", ")))
-	if got := Running(checks, e.migratedCCMControllers()); len(got) < len(e.migratedCCMControllers()) {
+	if got := leadermigration.Running(checks, e.migratedCCMControllers()); len(got) < len(e.migratedCCMControllers()) {
 		return waiting(ev...), nil
 	}
 	// Clean up: nothing contends the migration lease any more.

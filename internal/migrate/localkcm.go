@@ -69,7 +69,7 @@ func IdentifyLocalKCM(ctx context.Context, client kubernetes.Interface, proc pro
 	local := &LocalKCM{Process: p, Checks: checks}
 	runs := map[string]bool{
 		leadermigration.KCMLeaseName: kcmLeads(checks),
-		leadermigration.LeaseName:    len(Running(checks, leadermigration.KCMNames())) > 0,
+		leadermigration.LeaseName:    len(leadermigration.Running(checks, leadermigration.KCMNames())) > 0,
 	}
 	for _, name := range releasable {
 		b, a := before[name], after[name]

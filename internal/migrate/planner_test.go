@@ -319,14 +319,6 @@ func TestMirrorPodFlags(t *testing.T) {
 	}
 }
 
-func TestHealthzChecks(t *testing.T) {
-	body := "[+]ping ok\n[+]log ok\n[+]leaderElection ok\n[+]cloud-node-controller ok\n[-]service-lb-controller failed: reason withheld\nhealthz check failed\n"
-	got := strings.Join(HealthzChecks(body), ",")
-	if got != "ping,log,leaderElection,cloud-node-controller" {
-		t.Errorf("healthzChecks = %s", got)
-	}
-}
-
 func TestMigrationHolder(t *testing.T) {
 	l := leases{
 		KCM:       lease{Exists: true, Holder: "cp-1_aaa"},

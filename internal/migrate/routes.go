@@ -2,9 +2,9 @@ package migrate
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // kcmCloudRoutes is what kube-controller-manager's flags say about cloud
@@ -31,7 +31,7 @@ func (c *Cluster) cloudRoutes() (kcmCloudRoutes, []Refusal) {
 		if set {
 			// As the flag package reads booleans; a value it refuses
 			// would not have started kube-controller-manager.
-			b, _ = strconv.ParseBool(v)
+			b, _ = nodefiles.ParseBool(v)
 		}
 		return v, b
 	}

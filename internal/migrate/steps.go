@@ -18,7 +18,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // gateResult is one look at a gate: passed, and what was seen.
@@ -248,12 +248,11 @@ func kcmMode(f nodefiles.Flags) string {
 	return fmt.Sprintf("--cloud-provider=%q", provider)
 }
 
+// flagTrue reads a boolean flag by the kube-controller-manager's own rule
+// (nodefiles.ParseBool); a value it refuses is not true.
 func flagTrue(f nodefiles.Flags, name string) bool {
-	if !f.Has(name) {
-		return false
-	}
-	v, _ := f.Get(name)
-	return v == "" || v == "true"
+	b, err := f.Bool(name, false)
+	return err == nil && b
 }
 
 // kcmAllIn waits until every control-plane node's kube-controller-manager
@@ -351,7 +350,7 @@ func decideInTreeLeads(reports map[string]NodeReport, main lease, now time.Time)
 		if r.Time.Time.After(last) {
 			last = r.Time.Time
 		}
-		if running := Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
+		if running := leadermigration.Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
 			shown = append(shown, fmt.Sprintf("%s: kube-controller-manager /healthz?verbose lists %v", n, running))
 		}
 	}
@@ -443,7 +442,7 @@ func installCCMGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 		return waiting(append(ev, err.Error())...), nil
 	}
 	ev = append(ev, fmt.Sprintf("CCM Pod %s /healthz?verbose: %s", pod, strings.Join(checks, ", ")))
-	running := Running(checks, leadermigration.CCMNames())
+	running := leadermigration.Running(checks, leadermigration.CCMNames())
 	if !e.leaderMigration() {
 		return gateResult{ok: len(running) > 0, evidence: ev}, nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/migrate/nodephase"
 )
@@ -86,7 +87,7 @@ func (e *env) kcmReportsQuiet(ctx context.Context, s *Step) (bool, []string, err
 			ev = append(ev, fmt.Sprintf("%s: kube-controller-manager /healthz?verbose: %s", n, r.KCMHealthzError))
 			continue
 		}
-		if running := Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
+		if running := leadermigration.Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
 			return false, nil, &GuardError{Problems: []string{fmt.Sprintf("split brain: kube-controller-manager on %s still runs %v after the cut-over", n, running)}}
 		}
 		ev = append(ev, fmt.Sprintf("%s: kube-controller-manager runs none of %v", n, leadermigration.KCMNames()))
@@ -137,7 +138,7 @@ func (e *env) reportedGate(ctx context.Context, s *Step, phase string) (gateResu
 
 const (
 	kubeadmConfigName = "kubeadm-config"
-	kubeadmConfigKey  = "ClusterConfiguration"
+	kubeadmConfigKey  = kubeadmapi.KindClusterConfiguration
 )
 
 // editKubeadmConfig makes kube-system/kubeadm-config's ClusterConfiguration

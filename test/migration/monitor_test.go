@@ -18,7 +18,6 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
-	"github.com/awsccmctl/awsccmctl/internal/migrate"
 	"github.com/awsccmctl/awsccmctl/internal/testbed/staticpod"
 )
 
@@ -575,7 +574,7 @@ func healthzOverHTTPS(baseURL string) func(ctx context.Context) ([]string, error
 		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusInternalServerError {
 			return nil, fmt.Errorf("%s/healthz: HTTP %d", baseURL, resp.StatusCode)
 		}
-		return migrate.HealthzChecks(string(body)), nil
+		return leadermigration.HealthzChecks(string(body)), nil
 	}
 }
 

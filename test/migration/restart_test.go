@@ -31,7 +31,7 @@ func TestMigrateRestartMode(t *testing.T) {
 	// (the Lease of an earlier case's process expires first).
 	waitFor(t, 3*time.Minute, "kube-controller-manager to lead and run the cloud loops", func(ctx context.Context) (bool, error) {
 		checks, err := kcmHealthz(ctx)
-		return strings.HasPrefix(kcmLeaseHolder(ctx), cpA.Hostname+"_") && len(migrate.Running(checks, leadermigration.KCMNames())) > 0, err
+		return strings.HasPrefix(kcmLeaseHolder(ctx), cpA.Hostname+"_") && len(leadermigration.Running(checks, leadermigration.KCMNames())) > 0, err
 	})
 	dir := t.TempDir()
 	planPath := filepath.Join(dir, "plan.yaml")
@@ -69,10 +69,10 @@ func TestMigrateRestartMode(t *testing.T) {
 		t.Fatalf("apply: exit %d\n%s\nnode steps: %v", exitCode(err), out, agent.Runs())
 	}
 	t.Logf("apply took %s; node steps %v", time.Since(start).Round(time.Second), agent.Runs())
-	if checks, err := ccm.healthz(ctx); err != nil || len(migrate.Running(checks, leadermigration.CCMNames())) < 2 {
+	if checks, err := ccm.healthz(ctx); err != nil || len(leadermigration.Running(checks, leadermigration.CCMNames())) < 2 {
 		t.Errorf("after apply the CCM runs %v (%v), want the migrated controllers", checks, err)
 	}
-	if checks, err := kcmHealthz(ctx); err != nil || len(migrate.Running(checks, leadermigration.KCMNames())) > 0 {
+	if checks, err := kcmHealthz(ctx); err != nil || len(leadermigration.Running(checks, leadermigration.KCMNames())) > 0 {
 		t.Errorf("after apply kube-controller-manager lists %v (%v), want none of the migrated controllers", checks, err)
 	}
 
@@ -85,7 +85,7 @@ func TestMigrateRestartMode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("rollback: exit %d\n%s", exitCode(err), out)
 	}
-	if herr != nil || len(migrate.Running(checks, leadermigration.KCMNames())) == 0 {
+	if herr != nil || len(leadermigration.Running(checks, leadermigration.KCMNames())) == 0 {
 		t.Errorf("when rollback exited kube-controller-manager listed %v (%v), want the cloud loops", checks, herr)
 	}
 	if len(rep.SplitBrain) > 0 {

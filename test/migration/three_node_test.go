@@ -194,7 +194,7 @@ func (h *haCluster) migrateAndRollBack(t *testing.T, reverse bool) {
 	var running []string
 	for _, cp := range h.cps {
 		if checks, herr := healthzOverHTTPS("https://127.0.0.1:" + strconv.Itoa(cp.port))(ctx); herr == nil {
-			if r := migrate.Running(checks, leadermigration.KCMNames()); len(r) > 0 {
+			if r := leadermigration.Running(checks, leadermigration.KCMNames()); len(r) > 0 {
 				running = append(running, cp.spec.Node+" runs "+strings.Join(r, ","))
 			}
 		}

@@ -2,15 +2,11 @@ package migratecmd
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +18,6 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
 	"github.com/awsccmctl/awsccmctl/internal/migrate/nodephase"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/procwatch"
 )
 
@@ -203,42 +198,10 @@ func touchesKCM(p nodephase.Phase, scope nodephase.Scope) bool {
 	return false
 }
 
-// localKCMEndpoint returns the local kube-controller-manager's
-// /healthz?verbose address and port, from its static Pod manifest; ok is
-// false on a node without one.
-func localKCMEndpoint(root string) (url string, port int, ok bool, err error) {
-	n, err := nodefiles.Read(root)
-	if err != nil {
-		return "", 0, false, err
-	}
-	pod := n.StaticPods[leadermigration.ComponentKCM]
-	if pod == nil {
-		return "", 0, false, nil
-	}
-	p, ok := pod.Flags.Get("secure-port")
-	if !ok {
-		p = "10257"
-	}
-	if port, err = strconv.Atoi(p); err != nil {
-		return "", 0, false, fmt.Errorf("kube-controller-manager --secure-port=%s: %w", p, err)
-	}
-	host, _ := pod.Flags.Get("bind-address")
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	return "https://" + net.JoinHostPort(host, p) + "/healthz?verbose", port, true, nil
-}
-
-// healthzClient reads a component's /healthz on this node.
-var healthzClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-	// The component's self-signed serving certificate, on this node.
-	TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // #nosec G402 -- loopback, read-only health endpoint
-}}
-
 // identifyLocalKCM finds the local kube-controller-manager process and the
 // Leases it holds (nil when the node runs none).
 func identifyLocalKCM(ctx context.Context, client kubernetes.Interface, root string) (*migrate.LocalKCM, error) {
-	url, port, ok, err := localKCMEndpoint(root)
+	ep, ok, err := nodephase.LocalKCMEndpoint(root)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -247,8 +210,9 @@ func identifyLocalKCM(ctx context.Context, client kubernetes.Interface, root str
 	if err != nil {
 		return nil, err
 	}
-	return migrate.IdentifyLocalKCM(ctx, client, proc, port, func(ctx context.Context) ([]string, error) {
-		return getHealthz(ctx, healthzClient, url)
+	healthz := nodephase.NewHealthzClient()
+	return migrate.IdentifyLocalKCM(ctx, client, proc, ep.Port, func(ctx context.Context) ([]string, error) {
+		return nodephase.GetHealthz(ctx, healthz, ep.URL)
 	})
 }
 
@@ -269,52 +233,14 @@ func awaitDeparture(ctx context.Context, local *migrate.LocalKCM, wait time.Dura
 	return local.Departure(t), nil
 }
 
-// waitKCM waits for the local kube-controller-manager to answer
-// /healthz?verbose as the phase wants: after control-plane-external, with
-// none of the migrated controllers. A node without one returns nothing.
+// waitKCM waits for the local kube-controller-manager as the phase wants
+// (nodephase.WaitKCM). A node without one returns nothing.
 func waitKCM(ctx context.Context, root string, phase nodephase.Phase, wait time.Duration, log io.Writer) ([]string, error) {
-	url, _, ok, err := localKCMEndpoint(root)
+	ep, ok, err := nodephase.LocalKCMEndpoint(root)
 	if err != nil || !ok {
 		return nil, err
 	}
-	client := healthzClient
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	last := "no answer yet"
-	for {
-		checks, err := getHealthz(ctx, client, url)
-		switch {
-		case err != nil:
-			last = err.Error()
-		case phase == nodephase.PhaseControlPlaneExternal && len(migrate.Running(checks, leadermigration.KCMNames())) > 0:
-			last = fmt.Sprintf("still runs %v", migrate.Running(checks, leadermigration.KCMNames()))
-		default:
-			return checks, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%s after %s: %s", url, wait, last)
-		case <-time.After(500 * time.Millisecond):
-		}
-		fmt.Fprintf(log, "waiting for kube-controller-manager (%s): %s\n", url, last)
-	}
-}
-
-func getHealthz(ctx context.Context, client *http.Client, url string) ([]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	return migrate.HealthzChecks(string(body)), nil
+	return nodephase.WaitKCM(ctx, nodephase.NewHealthzClient(), ep, phase, wait, log)
 }
 
 // reportClient is the client the node reports with (and reads the Leases

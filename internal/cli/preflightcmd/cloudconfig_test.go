@@ -20,7 +20,7 @@ func TestCloudConfigEveryProblem(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	cmd := root.NewCommand(root.Streams{Out: &out, Err: &errOut})
-	cmd.SetArgs([]string{"preflight", "--node", "--root", filepath.Join("..", "..", "preflight", "nodefiles", "testdata", "kubeadm-external"),
+	cmd.SetArgs([]string{"preflight", "--node", "--root", filepath.Join("..", "..", "nodefiles", "testdata", "kubeadm-external"),
 		"--cloud-config", cc, "--region", "us-east-1"})
 	err := cmd.Execute()
 	if code := exitcode.Of(err); code != exitcode.Usage {

@@ -17,7 +17,7 @@ import (
 // rather than silently doing nothing. A valid file is honoured, and
 // --root given only by the file still needs --node.
 func TestConfigFileStrict(t *testing.T) {
-	fixture, err := filepath.Abs("../../preflight/nodefiles/testdata/kops-node")
+	fixture, err := filepath.Abs("../../nodefiles/testdata/kops-node")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-const fixtures = "../../preflight/nodefiles/testdata"
+const fixtures = "../../nodefiles/testdata"
 
 // TestNodeModeGolden runs the command on the node fixtures and compares the
 // human and JSON output with golden files, and checks the exit code.

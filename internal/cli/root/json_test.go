@@ -33,7 +33,7 @@ func offlineJSON(t *testing.T) map[string]string {
 	writeJournal(t, journal)
 	runs := map[string][]string{
 		"version":                    {"version"},
-		"preflight":                  {"preflight", "--node", "--root", filepath.Join("..", "..", "preflight", "nodefiles", "testdata", "kubeadm-external"), "--aws=false"},
+		"preflight":                  {"preflight", "--node", "--root", filepath.Join("..", "..", "nodefiles", "testdata", "kubeadm-external"), "--aws=false"},
 		"install manifests":          {"install", "manifests"},
 		"install iam":                {"install", "iam"},
 		"install kops":               {"install", "kops", "--name", "c1.example.com"},

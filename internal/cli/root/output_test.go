@@ -125,7 +125,7 @@ func assertErrorDocument(t *testing.T, out string, err error) {
 // failed (preflight with failed checks, exit 1) keeps its document, with the
 // error member added; a command that succeeds has none.
 func TestJSONErrorJoinsTheDocument(t *testing.T) {
-	fixture := filepath.Join("..", "..", "preflight", "nodefiles", "testdata", "kubeadm-1.26-intree")
+	fixture := filepath.Join("..", "..", "nodefiles", "testdata", "kubeadm-1.26-intree")
 	out, _, err := runAll(t, "preflight", "--node", "--root", fixture, "--aws=false", "-o", "json")
 	if exitcode.Of(err) != exitcode.Failed {
 		t.Fatalf("exit %d (%v), want 1", exitcode.Of(err), err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,9 +13,9 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // The binary's defaults of the leader-election flags, for a workload
@@ -114,14 +113,9 @@ func leaderElection(w *unstructured.Unstructured) (bool, apply.LeaseRef, error) 
 		}
 	}
 	flags := nodefiles.ParseFlags(args)
-	elect := true
-	if value, ok := flags.Get("leader-elect"); ok {
-		// A bare --leader-elect is true, as pflag reads it.
-		b, err := strconv.ParseBool(value)
-		if err != nil {
-			return false, lease, fmt.Errorf("%s: --leader-elect=%s: %w", apply.Ref(w), value, err)
-		}
-		elect = b
+	elect, err := flags.Bool("leader-elect", true)
+	if err != nil {
+		return false, lease, fmt.Errorf("%s: %w", apply.Ref(w), err)
 	}
 	if ns, ok := flags.Get("leader-elect-resource-namespace"); ok {
 		lease.Namespace = ns

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 )
 
 // Check reads a kubeadm configuration (what Merge returns, or a file a user
@@ -30,17 +32,17 @@ func Check(data []byte, o Options) error {
 		switch d.kind {
 		case kindCluster:
 			found = true
-			errs = append(errs, checkArgs(d.name(i), "controllerManager.extraArgs", lookup(lookup(root, "controllerManager"), "extraArgs"), asMap, argCloudProvider, external)...)
+			errs = append(errs, checkArgs(d.name(i), "controllerManager.extraArgs", kubeadmapi.MapValue(kubeadmapi.MapValue(root, "controllerManager"), "extraArgs"), asMap, argCloudProvider, external)...)
 		case kindInit, kindJoin:
 			found = true
-			reg := lookup(root, "nodeRegistration")
-			kargs := lookup(reg, "kubeletExtraArgs")
+			reg := kubeadmapi.MapValue(root, "nodeRegistration")
+			kargs := kubeadmapi.MapValue(reg, "kubeletExtraArgs")
 			errs = append(errs, checkArgs(d.name(i), "nodeRegistration.kubeletExtraArgs", kargs, asMap, argCloudProvider, external)...)
 			if o.ProviderID != "" {
 				errs = append(errs, checkArgs(d.name(i), "nodeRegistration.kubeletExtraArgs", kargs, asMap, argProviderID, o.ProviderID)...)
 			}
-			if o.NodeName != "" && scalar(lookup(reg, "name")) != o.NodeName {
-				errs = append(errs, fmt.Errorf("%s: nodeRegistration.name is %q, want %q", d.name(i), scalar(lookup(reg, "name")), o.NodeName))
+			if o.NodeName != "" && kubeadmapi.Scalar(kubeadmapi.MapValue(reg, "name")) != o.NodeName {
+				errs = append(errs, fmt.Errorf("%s: nodeRegistration.name is %q, want %q", d.name(i), kubeadmapi.Scalar(kubeadmapi.MapValue(reg, "name")), o.NodeName))
 			}
 		}
 	}
@@ -59,7 +61,7 @@ func checkArgs(doc, path string, n *yaml.Node, asMap bool, flag, value string) [
 	case asMap && n.Kind != yaml.MappingNode, !asMap && n.Kind != yaml.SequenceNode:
 		return []error{fmt.Errorf("%s: %s has the wrong shape for its API version", doc, path)}
 	}
-	vals := existing(n, flag)
+	vals := kubeadmapi.NodeValues(n, flag)
 	if len(vals) == 0 || slices.ContainsFunc(vals, func(v string) bool { return v != value }) {
 		return []error{fmt.Errorf("%s: %s %s is %q, want %q", doc, path, flag, vals, value)}
 	}

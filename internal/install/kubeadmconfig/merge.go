@@ -9,15 +9,13 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 	"github.com/awsccmctl/awsccmctl/internal/yamldocs"
 )
 
-// kubeadmGroup is the API group of kubeadm's own configuration kinds.
-const kubeadmGroup = "kubeadm.k8s.io"
-
 // Kinds Merge changes; every other document is kept byte for byte.
 const (
-	kindCluster = "ClusterConfiguration"
+	kindCluster = kubeadmapi.KindClusterConfiguration
 	kindInit    = "InitConfiguration"
 	kindJoin    = "JoinConfiguration"
 	kindKubelet = "KubeletConfiguration"
@@ -95,7 +93,7 @@ func Merge(data []byte, o Options) ([]byte, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	m := merger{o: ro, r: r, asMap: r.apiVersion == V1beta3}
+	m := merger{o: ro, r: r, asMap: !kubeadmapi.ArgsAreList(r.apiVersion)}
 	hasInit, hasCluster := false, false
 	for i, d := range docs {
 		if d.node == nil {
@@ -165,8 +163,8 @@ func splitDocuments(data []byte) ([]*document, error) {
 				return nil, fmt.Errorf("%s: not a YAML object", d.name(len(docs)))
 			}
 			d.node = &n
-			d.apiVersion = scalar(lookup(root, "apiVersion"))
-			d.kind = scalar(lookup(root, "kind"))
+			d.apiVersion = kubeadmapi.Scalar(kubeadmapi.MapValue(root, "apiVersion"))
+			d.kind = kubeadmapi.Scalar(kubeadmapi.MapValue(root, "kind"))
 		}
 		docs = append(docs, d)
 	}
@@ -180,7 +178,7 @@ func mergeOptions(docs []*document, o Options) (Options, error) {
 	var errs []error
 	for i, d := range docs {
 		group, _, _ := strings.Cut(d.apiVersion, "/")
-		if group != kubeadmGroup || (d.kind != kindCluster && d.kind != kindInit && d.kind != kindJoin) {
+		if group != kubeadmapi.Group || (d.kind != kindCluster && d.kind != kindInit && d.kind != kindJoin) {
 			continue
 		}
 		switch {
@@ -192,14 +190,14 @@ func mergeOptions(docs []*document, o Options) (Options, error) {
 			errs = append(errs, fmt.Errorf("%s: apiVersion %s, but an earlier document is %s; use one version", d.name(i), d.apiVersion, api))
 		}
 		if d.kind == kindCluster && d.node != nil {
-			fileVersion = scalar(lookup(d.node.Content[0], "kubernetesVersion"))
+			fileVersion = kubeadmapi.Scalar(kubeadmapi.MapValue(d.node.Content[0], "kubernetesVersion"))
 		}
 	}
 	if len(errs) > 0 {
 		return o, errors.Join(errs...)
 	}
 	if api == "" {
-		return o, fmt.Errorf("no %s, %s or %s of %s in the file: nothing to merge into", kindInit, kindJoin, kindCluster, kubeadmGroup)
+		return o, fmt.Errorf("no %s, %s or %s of %s in the file: nothing to merge into", kindInit, kindJoin, kindCluster, kubeadmapi.Group)
 	}
 	if o.APIVersion != "" && o.APIVersion != api {
 		return o, fmt.Errorf("kubeadm API version %s: the file is %s; leave the API version out, or convert the file with kubeadm config migrate", o.APIVersion, api)
@@ -233,7 +231,7 @@ func (m *merger) conflict(format string, args ...any) {
 
 func (m *merger) cluster(d *document, i int) {
 	root := d.node.Content[0]
-	if m.r.kubernetesVersion != "" && lookup(root, "kubernetesVersion") == nil {
+	if m.r.kubernetesVersion != "" && kubeadmapi.MapValue(root, "kubernetesVersion") == nil {
 		set(root, "kubernetesVersion", str(m.r.kubernetesVersion))
 	}
 	cm := child(root, "controllerManager")
@@ -244,8 +242,8 @@ func (m *merger) cluster(d *document, i int) {
 func (m *merger) node(d *document, i int) {
 	reg := child(d.node.Content[0], "nodeRegistration")
 	if m.o.NodeName != "" {
-		if n := lookup(reg, "name"); n != nil && scalar(n) != "" && scalar(n) != m.o.NodeName {
-			m.conflict("%s: nodeRegistration.name is %q, but the node name asked for is %q", d.name(i), scalar(n), m.o.NodeName)
+		if n := kubeadmapi.MapValue(reg, "name"); n != nil && kubeadmapi.Scalar(n) != "" && kubeadmapi.Scalar(n) != m.o.NodeName {
+			m.conflict("%s: nodeRegistration.name is %q, but the node name asked for is %q", d.name(i), kubeadmapi.Scalar(n), m.o.NodeName)
 		} else {
 			set(reg, "name", str(m.o.NodeName))
 		}
@@ -257,7 +255,7 @@ func (m *merger) node(d *document, i int) {
 // kubelet checks a KubeletConfiguration's providerID against ours; the
 // document itself is never changed.
 func (m *merger) kubelet(d *document, i int) {
-	if p := scalar(lookup(d.node.Content[0], "providerID")); p != "" && m.o.ProviderID != "" && p != m.o.ProviderID {
+	if p := kubeadmapi.Scalar(kubeadmapi.MapValue(d.node.Content[0], "providerID")); p != "" && m.o.ProviderID != "" && p != m.o.ProviderID {
 		m.conflict("%s: providerID is %q, but the provider ID asked for is %q", d.name(i), p, m.o.ProviderID)
 	}
 }
@@ -266,7 +264,7 @@ func (m *merger) kubelet(d *document, i int) {
 // shape of the API version: a map in v1beta3, a list of {name, value} in
 // v1beta4. A flag already there with another value is a conflict.
 func (m *merger) setArgs(d *document, i int, parent *yaml.Node, path, key string, want []arg) {
-	n := lookup(parent, key)
+	n := kubeadmapi.MapValue(parent, key)
 	if n == nil || n.Tag == "!!null" {
 		if m.asMap {
 			n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
@@ -284,7 +282,7 @@ func (m *merger) setArgs(d *document, i int, parent *yaml.Node, path, key string
 		return
 	}
 	for _, a := range want {
-		have := existing(n, a.Name)
+		have := kubeadmapi.NodeValues(n, a.Name)
 		for _, v := range have {
 			if v != a.Value {
 				m.conflict("%s: %s %s is %q, but the external CCM needs %q%s", d.name(i), path, a.Name, v, a.Value, hint(a.Name))
@@ -309,40 +307,9 @@ func hint(flag string) string {
 	return ""
 }
 
-// existing returns the values given to flag in an extraArgs node (map or
-// list; a list may name a flag more than once).
-func existing(n *yaml.Node, flag string) []string {
-	var vals []string
-	if n.Kind == yaml.MappingNode {
-		if v := lookup(n, flag); v != nil {
-			vals = append(vals, scalar(v))
-		}
-		return vals
-	}
-	for _, item := range n.Content {
-		if item.Kind == yaml.MappingNode && scalar(lookup(item, "name")) == flag {
-			vals = append(vals, scalar(lookup(item, "value")))
-		}
-	}
-	return vals
-}
-
-// lookup returns the value of key in mapping m, or nil.
-func lookup(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
 // child returns the mapping at key of m, adding an empty one if absent.
 func child(m *yaml.Node, key string) *yaml.Node {
-	if c := lookup(m, key); c != nil && c.Kind == yaml.MappingNode {
+	if c := kubeadmapi.MapValue(m, key); c != nil && c.Kind == yaml.MappingNode {
 		return c
 	}
 	c := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
@@ -362,13 +329,6 @@ func set(m *yaml.Node, key string, v *yaml.Node) {
 }
 
 func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
-
-func scalar(n *yaml.Node) string {
-	if n == nil || n.Kind != yaml.ScalarNode {
-		return ""
-	}
-	return n.Value
-}
 
 func encode(w io.Writer, n *yaml.Node) error {
 	enc := yaml.NewEncoder(w)

@@ -8,13 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/yaml"
 
+	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 )
 
-// API versions of the kubeadm configuration.
+// API versions of the kubeadm configuration this package writes (owned by
+// kubeadmapi).
 const (
-	V1beta3 = "kubeadm.k8s.io/v1beta3"
-	V1beta4 = "kubeadm.k8s.io/v1beta4"
+	V1beta3 = kubeadmapi.V1beta3
+	V1beta4 = kubeadmapi.V1beta4
 )
 
 // Options say what to render.
@@ -174,7 +176,7 @@ func clusterDocument(r resolved) clusterConfiguration {
 		// The route, service and node-lifecycle loops move to the CCM.
 		// kube-apiserver needs nothing: it has no --cloud-provider from
 		// 1.33 on, and before that leaving it unset is right.
-		ControllerManager: component{ExtraArgs: args{asMap: r.apiVersion == V1beta3, list: []arg{{"cloud-provider", "external"}}}},
+		ControllerManager: component{ExtraArgs: args{asMap: !kubeadmapi.ArgsAreList(r.apiVersion), list: []arg{{"cloud-provider", "external"}}}},
 	}
 }
 
@@ -191,7 +193,7 @@ func Render(o Options) ([]byte, error) {
 		return nil, errors.Join(errs...)
 	}
 	apiVersion := r.apiVersion
-	asMap := apiVersion == V1beta3
+	asMap := !kubeadmapi.ArgsAreList(apiVersion)
 	kubelet := args{asMap: asMap, list: o.kubeletArgs()}
 	reg := nodeRegistration{Name: o.NodeName, KubeletExtraArgs: kubelet}
 	docs := []any{

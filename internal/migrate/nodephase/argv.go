@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // This file edits a command line as a list of tokens, without knowing where
@@ -60,61 +62,6 @@ type tokEdit struct {
 	text  string
 }
 
-// occurrence is one flag on a command line.
-type occurrence struct {
-	name  string // normalised: no dashes, "_" as "-"
-	index int    // the token naming the flag
-	// valueIndex is the token holding the value in "--name value"; -1 when
-	// the value is inline ("--name=value") or absent ("--bool").
-	valueIndex int
-	value      string
-	inline     bool
-}
-
-// end is the last token of the occurrence.
-func (o occurrence) end() int { return max(o.index, o.valueIndex) }
-
-// scanFlags finds the flags in toks[start:] as nodefiles.ParseFlags reads
-// them: "--a=b", "--a b" when b is not a flag, "--bool"; "--" ends the flags.
-func scanFlags(toks []string, start int) []occurrence {
-	var out []occurrence
-	for i := start; i < len(toks); i++ {
-		t := toks[i]
-		if t == "--" {
-			break
-		}
-		if !isFlag(t) {
-			continue
-		}
-		name, value, inline := strings.Cut(strings.TrimPrefix(t[1:], "-"), "=")
-		o := occurrence{name: normalizeName(name), index: i, valueIndex: -1, value: value, inline: inline}
-		if !inline {
-			o.value = "true"
-			if i+1 < len(toks) && !isFlag(toks[i+1]) && toks[i+1] != "--" {
-				o.valueIndex, o.value = i+1, toks[i+1]
-				i++
-			}
-		}
-		out = append(out, o)
-	}
-	return out
-}
-
-// isFlag is nodefiles' rule: one or two dashes then a name that starts with
-// neither "-", "=", "_", "." nor a digit.
-func isFlag(tok string) bool {
-	if len(tok) < 2 || tok[0] != '-' || tok == "--" {
-		return false
-	}
-	name := strings.TrimPrefix(tok[1:], "-")
-	if name == "" || name[0] == '-' || name[0] == '=' || name[0] == '_' || name[0] == '.' {
-		return false
-	}
-	return !(name[0] >= '0' && name[0] <= '9')
-}
-
-func normalizeName(name string) string { return strings.ReplaceAll(name, "_", "-") }
-
 // slot is one token of the edited list: an original token (orig >= 0),
 // possibly with new text, or a new one (orig == -1).
 type slot struct {
@@ -140,10 +87,10 @@ func editArgv(toks []string, start int, ops []flagOp) ([]tokEdit, []string, erro
 		if slices.ContainsFunc(ops[:i], func(o flagOp) bool { return o.name == op.name }) {
 			return nil, nil, fmt.Errorf("--%s: two changes to one flag", op.name)
 		}
-		occs := scanFlags(toks, start)
-		var found []occurrence
+		occs := nodefiles.ScanFlags(toks, start)
+		var found []nodefiles.Occurrence
 		for _, o := range occs {
-			if o.name == op.name && !deleted[o.index] {
+			if o.Name == op.name && !deleted[o.Index] {
 				found = append(found, o)
 			}
 		}
@@ -160,21 +107,21 @@ func editArgv(toks []string, start int, ops []flagOp) ([]tokEdit, []string, erro
 			}
 		case opRemove:
 			for _, o := range found {
-				deleted[o.index] = true
-				if o.valueIndex >= 0 {
-					deleted[o.valueIndex] = true
+				deleted[o.Index] = true
+				if o.ValueIndex >= 0 {
+					deleted[o.ValueIndex] = true
 				}
 			}
 		case opRemoveItem:
 			for _, o := range found {
-				items := strings.Split(o.value, ",")
+				items := strings.Split(o.Value, ",")
 				kept := slices.DeleteFunc(slices.Clone(items), func(s string) bool { return strings.TrimSpace(s) == op.value })
 				switch {
 				case len(kept) == len(items):
 				case len(kept) == 0:
-					deleted[o.index] = true
-					if o.valueIndex >= 0 {
-						deleted[o.valueIndex] = true
+					deleted[o.Index] = true
+					if o.ValueIndex >= 0 {
+						deleted[o.ValueIndex] = true
 					}
 				default:
 					setValue(slots, toks, o, strings.Join(kept, ","))
@@ -205,20 +152,20 @@ func editArgv(toks []string, start int, ops []flagOp) ([]tokEdit, []string, erro
 
 // setValue gives occurrence o the value, keeping the flag's spelling and
 // form ("--name=value" or "--name value").
-func setValue(slots []slot, toks []string, o occurrence, value string) {
-	if o.value == value {
+func setValue(slots []slot, toks []string, o nodefiles.Occurrence, value string) {
+	if o.Value == value {
 		return
 	}
-	i := indexOfOrig(slots, o.index)
+	i := indexOfOrig(slots, o.Index)
 	switch {
-	case o.inline:
-		eq := strings.IndexByte(toks[o.index], '=')
-		slots[i].text, slots[i].changed = toks[o.index][:eq+1]+value, true
-	case o.valueIndex >= 0:
-		j := indexOfOrig(slots, o.valueIndex)
+	case o.Inline:
+		eq := strings.IndexByte(toks[o.Index], '=')
+		slots[i].text, slots[i].changed = toks[o.Index][:eq+1]+value, true
+	case o.ValueIndex >= 0:
+		j := indexOfOrig(slots, o.ValueIndex)
 		slots[j].text, slots[j].changed = value, true
 	default: // "--bool" alone
-		slots[i].text, slots[i].changed = toks[o.index]+"="+value, true
+		slots[i].text, slots[i].changed = toks[o.Index]+"="+value, true
 	}
 }
 
@@ -237,7 +184,7 @@ func insertFlag(slots []slot, start int, tok string) []slot {
 			at = append(at, i)
 		}
 	}
-	occs := scanFlags(cur, 0)
+	occs := nodefiles.ScanFlags(cur, 0)
 	// Without flags, the new one goes right after the command.
 	pos := slices.IndexFunc(slots, func(s slot) bool { return s.orig >= start || s.orig < 0 })
 	if pos < 0 {
@@ -245,12 +192,12 @@ func insertFlag(slots []slot, start int, tok string) []slot {
 	}
 	if len(occs) > 0 {
 		name, _, _ := strings.Cut(strings.TrimLeft(tok, "-"), "=")
-		sorted := slices.IsSortedFunc(occs, func(a, b occurrence) int { return strings.Compare(a.name, b.name) })
-		pos = at[occs[len(occs)-1].end()] + 1
+		sorted := slices.IsSortedFunc(occs, func(a, b nodefiles.Occurrence) int { return strings.Compare(a.Name, b.Name) })
+		pos = at[occs[len(occs)-1].End()] + 1
 		if sorted {
 			for _, o := range occs {
-				if o.name > name {
-					pos = at[o.index]
+				if o.Name > name {
+					pos = at[o.Index]
 					break
 				}
 			}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 func TestEditArgv(t *testing.T) {
@@ -134,17 +134,17 @@ func TestScanFlagsMatchesNodefiles(t *testing.T) {
 func checkScanMatches(t *testing.T, toks []string) {
 	t.Helper()
 	want := nodefiles.ParseFlags(toks).All()
-	start := slices.IndexFunc(toks, func(s string) bool { return isFlag(s) || s == "--" })
+	start := slices.IndexFunc(toks, func(s string) bool { return nodefiles.IsFlag(s) || s == "--" })
 	if start < 0 {
 		start = len(toks)
 	}
-	got := scanFlags(toks, start)
+	got := nodefiles.ScanFlags(toks, start)
 	if len(got) != len(want) {
 		t.Fatalf("%q: %d flags, nodefiles %d", toks, len(got), len(want))
 	}
 	for i := range got {
-		if got[i].name != want[i].Name || got[i].value != want[i].Value {
-			t.Errorf("%q: flag %d = %s=%s, nodefiles %s=%s", toks, i, got[i].name, got[i].value, want[i].Name, want[i].Value)
+		if got[i].Name != want[i].Name || got[i].Value != want[i].Value {
+			t.Errorf("%q: flag %d = %s=%s, nodefiles %s=%s", toks, i, got[i].Name, got[i].Value, want[i].Name, want[i].Value)
 		}
 	}
 }

@@ -3,76 +3,13 @@ package nodephase
 import (
 	"fmt"
 	"strings"
+
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // This file edits one variable of a systemd environment file (kubeadm's
 // kubeadm-flags.env, kops's /etc/sysconfig/kubelet, /etc/default/kubelet):
 // only the words of its value change; its quotes and every other line stay.
-
-// envAssignment is one VAR=value of an environment file.
-type envAssignment struct {
-	name string
-	// value is the raw value: from the first non-blank after "=" to the end
-	// of the logical line, trailing blanks excluded.
-	value span
-}
-
-// scanEnvFile finds the assignments as systemd reads them: "#" and ";" start
-// comment lines, quotes may span lines and a backslash escapes the next
-// character (a newline too).
-func scanEnvFile(s string) []envAssignment {
-	var out []envAssignment
-	for i := 0; i < len(s); {
-		switch c := s[i]; {
-		case c == '\n' || c == '\r' || c == ' ' || c == '\t':
-			i++
-			continue
-		case c == '#' || c == ';':
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
-			continue
-		}
-		eol := strings.IndexByte(s[i:], '\n')
-		if eol < 0 {
-			eol = len(s) - i
-		}
-		key, _, ok := strings.Cut(s[i:i+eol], "=")
-		if !ok {
-			i += eol
-			continue
-		}
-		i += len(key) + 1
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-			i++
-		}
-		start, end := i, i
-		for i < len(s) && s[i] != '\n' {
-			switch c := s[i]; c {
-			case '"', '\'':
-				j := i + 1
-				for j < len(s) && s[j] != c {
-					if c == '"' && s[j] == '\\' {
-						j++
-					}
-					j++
-				}
-				i = min(j+1, len(s))
-				end = i
-			case '\\':
-				i = min(i+2, len(s))
-				end = i
-			case ' ', '\t', '\r':
-				i++
-			default:
-				i++
-				end = i
-			}
-		}
-		out = append(out, envAssignment{name: strings.TrimSpace(key), value: span{start, end}})
-	}
-	return out
-}
 
 // envVar is the value of a variable in an environment file, split into
 // blank-separated words the tool can edit in place.
@@ -87,23 +24,22 @@ type envVar struct {
 // Values with quotes or backslashes inside are refused: their words cannot
 // be edited without changing what they mean.
 func readEnvVar(text, name string) (envVar, error) {
-	var a *envAssignment
-	all := scanEnvFile(text)
-	for i := range all {
-		if all[i].name == name {
-			a = &all[i]
+	var value *span
+	for _, l := range nodefiles.ScanEnvFile(text) {
+		if l.Assignment && l.Name == name {
+			value = &span{l.ValueStart, l.ValueEnd}
 		}
 	}
-	if a == nil {
+	if value == nil {
 		return envVar{}, fmt.Errorf("no %s= line", name)
 	}
-	raw := text[a.value.start:a.value.end]
-	inner := a.value
+	raw := text[value.start:value.end]
+	inner := *value
 	if raw != "" && (raw[0] == '"' || raw[0] == '\'') {
 		if len(raw) < 2 || raw[len(raw)-1] != raw[0] {
 			return envVar{}, fmt.Errorf("%s: the value is not one quoted string; edit it by hand", name)
 		}
-		inner = span{a.value.start + 1, a.value.end - 1}
+		inner = span{value.start + 1, value.end - 1}
 	}
 	body := text[inner.start:inner.end]
 	if strings.ContainsAny(body, "\"'\\\n\r") {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // fuzzEdits are the changes the phases make, for the fuzz targets.

@@ -13,9 +13,9 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // copyFixture copies testdata/<name> into a new root and returns it.

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 )
 
 // This file makes the control-plane phases' change to the ClusterConfiguration
@@ -16,13 +18,6 @@ import (
 // regenerates the static Pods from it, keeps them. The value is machine
 // written: it goes through yaml.v3's node tree, which keeps key order and
 // comments, and is written back in kubeadm's style.
-
-// kubeadm API versions of ClusterConfiguration.
-const (
-	kubeadmV1beta2 = "kubeadm.k8s.io/v1beta2"
-	kubeadmV1beta3 = "kubeadm.k8s.io/v1beta3"
-	kubeadmV1beta4 = "kubeadm.k8s.io/v1beta4"
-)
 
 // EditClusterConfiguration returns the ClusterConfiguration that matches
 // phase, computed from original (the ConfigMap's value before the
@@ -66,13 +61,13 @@ func EditClusterConfiguration(original []byte, phase Phase, lmConfigPath string)
 	}
 	root := doc.Content[0]
 	apiVersion := scalarValue(root, "apiVersion")
-	if kind := scalarValue(root, "kind"); kind != "ClusterConfiguration" {
+	if kind := scalarValue(root, "kind"); kind != kubeadmapi.KindClusterConfiguration {
 		return nil, fmt.Errorf("ClusterConfiguration: kind %q, want ClusterConfiguration", kind)
 	}
-	if !slices.Contains([]string{kubeadmV1beta2, kubeadmV1beta3, kubeadmV1beta4}, apiVersion) {
-		return nil, fmt.Errorf("ClusterConfiguration: apiVersion %q is not supported (want %s, %s or %s)", apiVersion, kubeadmV1beta2, kubeadmV1beta3, kubeadmV1beta4)
+	if !slices.Contains([]string{kubeadmapi.V1beta2, kubeadmapi.V1beta3, kubeadmapi.V1beta4}, apiVersion) {
+		return nil, fmt.Errorf("ClusterConfiguration: apiVersion %q is not supported (want %s, %s or %s)", apiVersion, kubeadmapi.V1beta2, kubeadmapi.V1beta3, kubeadmapi.V1beta4)
 	}
-	e := &ccEditor{list: apiVersion == kubeadmV1beta4}
+	e := &ccEditor{list: kubeadmapi.ArgsAreList(apiVersion)}
 	var err error
 	if phase == PhaseControlPlaneLeaderMigration {
 		err = e.leaderMigration(root, lmConfigPath)
@@ -270,7 +265,7 @@ func (e *ccEditor) setArg(comp *yaml.Node, name, value string) error {
 		}
 		found := false
 		for _, a := range args.Content {
-			if n := scalarValue(a, "name"); n == name {
+			if kubeadmapi.ItemName(a) == name {
 				found = true
 				if _, v := lookup(a, "value"); v != nil && v.Kind == yaml.ScalarNode && v.Value == value {
 					continue
@@ -323,12 +318,11 @@ func (e *ccEditor) removeArg(comp *yaml.Node, name, item string) error {
 	case e.list && args.Kind == yaml.SequenceNode:
 		var out []*yaml.Node
 		for _, a := range args.Content {
-			n := scalarValue(a, "name")
-			if n != name {
+			if kubeadmapi.ItemName(a) != name {
 				out = append(out, a)
 				continue
 			}
-			v := scalarValue(a, "value")
+			v := kubeadmapi.ItemValue(a)
 			nv, keep := edit(v)
 			if keep && nv == v {
 				out = append(out, a)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // podContainer is the container that runs the component.
@@ -63,7 +65,7 @@ func (m *manifest) findContainer(containers *yaml.Node, component string) (*podC
 		if !ok {
 			continue
 		}
-		if i, isScript := shellScript(c.toks); isScript {
+		if i, isScript := nodefiles.ShellScript(c.toks); isScript {
 			if _, err := findScriptCall(c.toks[i], component); err == nil {
 				c.script = i
 			}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // The static Pod changes of the control-plane phases.
@@ -199,9 +199,9 @@ func (p *plan) kubelet(fsys nodeFS, node *nodefiles.Node) error {
 			out = append(out, v)
 		}
 		for _, w := range vw {
-			for _, occ := range scanFlags(w.words, 0) {
-				if occ.name == name {
-					out = append(out, occ.value)
+			for _, occ := range nodefiles.ScanFlags(w.words, 0) {
+				if occ.Name == name {
+					out = append(out, occ.Value)
 				}
 			}
 		}
@@ -247,7 +247,7 @@ func (p *plan) kubelet(fsys nodeFS, node *nodefiles.Node) error {
 			texts[w.f] = string(w.f.orig.data)
 		}
 		var ops []flagOp
-		if slices.ContainsFunc(scanFlags(w.words, 0), func(o occurrence) bool { return o.name == flagCloudProvider }) {
+		if slices.ContainsFunc(nodefiles.ScanFlags(w.words, 0), func(o nodefiles.Occurrence) bool { return o.Name == flagCloudProvider }) {
 			ops = append(ops, setFlag(flagCloudProvider, providerExternal))
 		}
 		ops = append(ops, removeFlag(flagCloudConfig))

@@ -2,60 +2,23 @@ package nodephase
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // This file edits a component's flags inside a shell script, the
 // `/bin/sh -c "... kube-controller-manager --a --b 1>>/var/log/x.log 2>&1"`
 // form of older kops manifests: only the words of the flags change.
 
-// shells run the script given with -c.
-var shells = []string{"sh", "bash", "dash", "ash"}
-
-// wrappers run the next word as the program (nodefiles' list).
-var wrappers = []string{"exec", "env", "nice", "nohup", "ionice", "setsid", "go-runner", "tini", "dumb-init"}
-
-// shellScript returns the index of the script in `sh [options] -c script`.
-func shellScript(toks []string) (int, bool) {
-	if len(toks) < 2 || !slices.Contains(shells, path.Base(toks[0])) {
-		return 0, false
-	}
-	for j := 1; j < len(toks); j++ {
-		t := toks[j]
-		if !strings.HasPrefix(t, "-") || t == "--" {
-			return 0, false
-		}
-		if t == "-o" {
-			j++
-			continue
-		}
-		if strings.Contains(t[1:], "c") && j+1 < len(toks) {
-			return j + 1, true
-		}
-	}
-	return 0, false
-}
-
-// findBinary returns the index of the token after component's binary: the
-// first word, or the first after wrappers, their flags, VAR=value words and
-// numbers (kops's `/go-runner --log-file=... --also-stdout
-// /usr/local/bin/kube-controller-manager`).
+// findBinary returns the index of the token after component's binary, as
+// nodefiles finds a component's binary.
 func findBinary(toks []string, component string) (int, bool) {
-	for i, t := range toks {
-		if !strings.HasPrefix(t, "-") && path.Base(t) == component {
-			return i + 1, true
-		}
-		skip := slices.Contains(wrappers, path.Base(t)) || strings.HasPrefix(t, "-") ||
-			strings.Contains(t, "=") || strings.Trim(t, "0123456789") == ""
-		if !skip {
-			return 0, false
-		}
-	}
-	return 0, false
+	i := nodefiles.BinaryIndex(toks, func(base string) bool { return base == component })
+	return i + 1, i >= 0
 }
 
 // scriptCall is the component's command in a script.

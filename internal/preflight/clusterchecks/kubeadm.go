@@ -1,9 +1,7 @@
 package clusterchecks
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -11,12 +9,13 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
 
 // clusterConfigKey is the key of kubeadm-config that holds the
 // ClusterConfiguration.
-const clusterConfigKey = "ClusterConfiguration"
+const clusterConfigKey = kubeadmapi.KindClusterConfiguration
 
 // clusterConfiguration is the subset of kubeadm's ClusterConfiguration
 // (kubeadm.k8s.io v1beta3 or v1beta4) that the drift check compares.
@@ -29,57 +28,7 @@ type clusterConfiguration struct {
 }
 
 type componentCfg struct {
-	ExtraArgs extraArgs `json:"extraArgs"`
-}
-
-// arg is one v1beta4 extra argument.
-type arg struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// extraArgs holds extraArgs in either form: v1beta3's map
-// (`cloud-provider: aws`) or v1beta4's list (`- {name: cloud-provider,
-// value: aws}`, names may repeat). A map is read in name order.
-type extraArgs []arg
-
-// UnmarshalJSON accepts both forms.
-func (e *extraArgs) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) == 0 || bytes.Equal(b, []byte("null")):
-		*e = nil
-	case b[0] == '{':
-		var m map[string]string
-		if err := json.Unmarshal(b, &m); err != nil {
-			return fmt.Errorf("extraArgs as a map (v1beta3): %w", err)
-		}
-		*e = make(extraArgs, 0, len(m))
-		for k, v := range m {
-			*e = append(*e, arg{Name: k, Value: v})
-		}
-		sort.Slice(*e, func(i, j int) bool { return (*e)[i].Name < (*e)[j].Name })
-	case b[0] == '[':
-		var l []arg
-		if err := json.Unmarshal(b, &l); err != nil {
-			return fmt.Errorf("extraArgs as a list of {name, value} (v1beta4): %w", err)
-		}
-		*e = l
-	default:
-		return fmt.Errorf("extraArgs: want a map (v1beta3) or a list of {name, value} (v1beta4), got %.20s", b)
-	}
-	return nil
-}
-
-// values returns every value given for name, in order.
-func (e extraArgs) values(name string) []string {
-	var out []string
-	for _, a := range e {
-		if a.Name == name {
-			out = append(out, a.Value)
-		}
-	}
-	return out
+	ExtraArgs kubeadmapi.ExtraArgs `json:"extraArgs"`
 }
 
 // parseClusterConfiguration decodes the ClusterConfiguration of kubeadm-config.
@@ -88,7 +37,7 @@ func parseClusterConfiguration(data string) (*clusterConfiguration, error) {
 	if err := yaml.Unmarshal([]byte(data), &cc); err != nil {
 		return nil, err
 	}
-	if !strings.HasPrefix(cc.APIVersion, "kubeadm.k8s.io/") || cc.Kind != "ClusterConfiguration" {
+	if !strings.HasPrefix(cc.APIVersion, kubeadmapi.Group+"/") || cc.Kind != kubeadmapi.KindClusterConfiguration {
 		return nil, fmt.Errorf("apiVersion %q kind %q, want kubeadm.k8s.io/v1beta3 or v1beta4 ClusterConfiguration", cc.APIVersion, cc.Kind)
 	}
 	return &cc, nil
@@ -176,7 +125,7 @@ func (r *runner) kubeadmDrift(ctx context.Context) preflight.Result {
 			if d.component == kcm {
 				args = cc.ControllerManager.ExtraArgs
 			}
-			want := args.values(d.flag)
+			want := args.Values(d.flag)
 			if len(want) == 0 {
 				want = d.def
 			}

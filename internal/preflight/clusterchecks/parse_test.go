@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 )
 
@@ -56,7 +57,7 @@ controllerManager:
 		{name: "invalid-v1beta3-nested", data: "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\napiServer:\n  extraArgs:\n    a: {b: c}\n", err: "as a map (v1beta3)"},
 		{name: "invalid-yaml", data: "apiVersion: [", err: "yaml"},
 	}
-	render := func(e extraArgs) string {
+	render := func(e kubeadmapi.ExtraArgs) string {
 		var s []string
 		for _, a := range e {
 			s = append(s, a.Name+"="+a.Value)

@@ -7,8 +7,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 )

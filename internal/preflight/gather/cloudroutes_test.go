@@ -3,8 +3,8 @@ package gather
 import (
 	"testing"
 
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 func TestCloudRoutesFlag(t *testing.T) {

@@ -8,11 +8,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // Values of Options.CloudRoutes.

@@ -17,7 +17,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
 )
 
-const fixtures = "../nodefiles/testdata"
+const fixtures = "../../nodefiles/testdata"
 
 // TestCollectNodeMode: node mode without AWS runs the node checks of the
 // mode on the files under the root.

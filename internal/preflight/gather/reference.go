@@ -1,11 +1,11 @@
 package gather
 
 import (
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/awschecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/clusterchecks"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/nodechecks"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // ReferenceChecks returns every check preflight can run, as the reference

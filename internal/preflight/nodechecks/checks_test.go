@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // run runs the node checks and returns the findings by ID.
@@ -98,7 +98,7 @@ func TestFixtureFindings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.fixture+"/"+string(tc.mode), func(t *testing.T) {
-			n, err := nodefiles.Read(filepath.Join("..", "nodefiles", "testdata", tc.fixture))
+			n, err := nodefiles.Read(filepath.Join("..", "..", "nodefiles", "testdata", tc.fixture))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestFixtureFindings(t *testing.T) {
 
 // TestFixtureRemediations checks that failures name the exact file and flag.
 func TestFixtureRemediations(t *testing.T) {
-	n, err := nodefiles.Read("../nodefiles/testdata/kubeadm-1.26-intree")
+	n, err := nodefiles.Read("../../nodefiles/testdata/kubeadm-1.26-intree")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestFixtureRemediations(t *testing.T) {
 		t.Errorf("message does not show the value found: %q", m)
 	}
 
-	n, err = nodefiles.Read("../nodefiles/testdata/broken")
+	n, err = nodefiles.Read("../../nodefiles/testdata/broken")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,10 @@ package nodechecks
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 const (
@@ -197,7 +196,7 @@ func (r runner) kcmLeaderElect() preflight.Result {
 	if !ok {
 		return skipNoPod(kcm)
 	}
-	on, err := boolFlag(w.pod.Flags, "leader-elect", true)
+	on, err := w.pod.Flags.Bool("leader-elect", true)
 	fix := w.set("--leader-elect", "true", "leaderElection.leaderElect", "true")
 	if err != nil {
 		return preflight.Fail(fix, "kube-controller-manager %v", err)
@@ -220,8 +219,8 @@ func (r runner) kcmCloudRoutes() preflight.Result {
 	if p, _ := f.Get("cloud-provider"); p != "" && p != "external" && p != "aws" {
 		return preflight.Skip("kube-controller-manager has --cloud-provider=%s, not an AWS setting", p)
 	}
-	alloc, err1 := boolFlag(f, "allocate-node-cidrs", false)
-	routes, err2 := boolFlag(f, "configure-cloud-routes", true)
+	alloc, err1 := f.Bool("allocate-node-cidrs", false)
+	routes, err2 := f.Bool("configure-cloud-routes", true)
 	if err := cmpErr(err1, err2); err != nil {
 		return preflight.Fail("give the flag true or false", "kube-controller-manager %v", err)
 	}
@@ -242,8 +241,8 @@ func KCMCloudRoutes(node *nodefiles.Node) (on, known bool) {
 		return false, false
 	}
 	f := node.StaticPods[kcm].Flags
-	alloc, err1 := boolFlag(f, "allocate-node-cidrs", false)
-	routes, err2 := boolFlag(f, "configure-cloud-routes", true)
+	alloc, err1 := f.Bool("allocate-node-cidrs", false)
+	routes, err2 := f.Bool("configure-cloud-routes", true)
 	if err1 != nil || err2 != nil {
 		return false, false
 	}
@@ -264,17 +263,4 @@ func cmpErr(errs ...error) error {
 		}
 	}
 	return nil
-}
-
-// boolFlag reads a boolean flag, def when absent.
-func boolFlag(f nodefiles.Flags, name string, def bool) (bool, error) {
-	v, ok := f.Get(name)
-	if !ok {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("--%s=%s is not a boolean", name, v)
-	}
-	return b, nil
 }

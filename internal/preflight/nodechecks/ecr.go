@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/awsccmctl/awsccmctl/internal/ecrcredential"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // The in-tree AWS provider gave the kubelet built-in credentials for private

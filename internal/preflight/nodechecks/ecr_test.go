@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 func TestECRRegistry(t *testing.T) {
@@ -55,7 +55,7 @@ func TestECRProviderFixtures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.fixture, func(t *testing.T) {
-			n, err := nodefiles.Read(filepath.Join("..", "nodefiles", "testdata", tc.fixture))
+			n, err := nodefiles.Read(filepath.Join("..", "..", "nodefiles", "testdata", tc.fixture))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // cpNode is a control-plane node with the given images and flags.

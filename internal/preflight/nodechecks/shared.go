@@ -3,8 +3,8 @@ package nodechecks
 import (
 	"context"
 
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // This file lends node mode's rules to cluster mode (package clusterchecks),

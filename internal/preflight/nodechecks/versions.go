@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
-	"github.com/awsccmctl/awsccmctl/internal/preflight/nodefiles"
 )
 
 // Kubernetes minors that change what the CCM move involves

@@ -73,23 +73,34 @@ type envVar struct {
 
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// parseEnvFile parses an EnvironmentFile= file: KEY=VALUE lines, values
-// optionally in single quotes (literal) or double quotes (backslash escapes
-// `\"`, `\\`, `\$`, "\`" and line continuation), unquoted values with
-// backslash escapes and trailing blanks removed; "#" and ";" start comment
-// lines. Lines systemd would ignore are reported as issues.
-func parseEnvFile(data string) (vars []envVar, issues []string) {
-	s := strings.ReplaceAll(data, "\r\n", "\n")
-	line := 1
+// EnvLine is one logical line of an environment file, with the byte
+// positions an editor needs to change a value in place.
+type EnvLine struct {
+	// Line is the 1-based line the entry starts on.
+	Line int
+	// Assignment reports a KEY=VALUE line; Text holds any other line.
+	Assignment bool
+	Text       string
+	// Name is the variable, blanks trimmed.
+	Name string
+	// ValueStart and ValueEnd delimit the raw value: from the first
+	// non-blank after "=" to the last non-blank of the logical line, quotes
+	// and backslashes as written.
+	ValueStart, ValueEnd int
+	// End is where the logical line ends: its newline or the end of the text.
+	End int
+}
+
+// ScanEnvFile finds the lines of an EnvironmentFile= file as systemd reads
+// them: "#" and ";" start comment lines (skipped), quotes may span lines and
+// a backslash escapes the next character (a newline too). Positions are
+// offsets in s.
+func ScanEnvFile(s string) []EnvLine {
+	var out []EnvLine
+	line, counted := 1, 0
 	for i := 0; i < len(s); {
-		// Skip blanks, blank lines and comments before a key.
-		c := s[i]
-		switch {
-		case c == '\n':
-			line++
-			i++
-			continue
-		case c == ' ' || c == '\t':
+		switch c := s[i]; {
+		case c == '\n' || c == ' ' || c == '\t':
 			i++
 			continue
 		case c == '#' || c == ';':
@@ -98,62 +109,110 @@ func parseEnvFile(data string) (vars []envVar, issues []string) {
 			}
 			continue
 		}
-		start := line
+		line += strings.Count(s[counted:i], "\n")
+		counted = i
 		eol := strings.IndexByte(s[i:], '\n')
 		if eol < 0 {
 			eol = len(s) - i
 		}
 		key, _, ok := strings.Cut(s[i:i+eol], "=")
 		if !ok {
-			issues = append(issues, fmt.Sprintf("line %d: not a KEY=VALUE assignment: %q", start, truncate(s[i:i+eol])))
+			out = append(out, EnvLine{Line: line, Text: s[i : i+eol], End: i + eol})
 			i += eol
 			continue
 		}
 		i += len(key) + 1
-		key = strings.TrimSpace(key)
-		var value strings.Builder
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 			i++
 		}
-		pendingBlanks := ""
+		start, end := i, i
 		for i < len(s) && s[i] != '\n' {
 			switch c := s[i]; c {
-			case '\'', '"':
-				end, n, closed := readQuoted(s[i+1:], c)
-				if !closed {
-					issues = append(issues, fmt.Sprintf("line %d: %s has an unterminated %c quote", start, key, c))
+			case '"', '\'':
+				j := i + 1
+				for j < len(s) && s[j] != c {
+					if c == '"' && s[j] == '\\' {
+						j++
+					}
+					j++
 				}
-				line += strings.Count(s[i+1:i+1+n], "\n")
-				value.WriteString(pendingBlanks)
-				pendingBlanks = ""
-				value.WriteString(end)
-				i += 1 + n
+				i = min(j+1, len(s))
+				end = i
 			case '\\':
-				if i+1 < len(s) && s[i+1] == '\n' {
-					line++
-				} else if i+1 < len(s) {
-					value.WriteString(pendingBlanks)
-					pendingBlanks = ""
-					value.WriteByte(s[i+1])
-				}
-				i += 2
-			case ' ', '\t':
-				pendingBlanks += string(c)
+				i = min(i+2, len(s))
+				end = i
+			case ' ', '\t', '\r':
 				i++
 			default:
-				value.WriteString(pendingBlanks)
-				pendingBlanks = ""
-				value.WriteByte(c)
 				i++
+				end = i
 			}
 		}
-		if !envNamePattern.MatchString(key) {
-			issues = append(issues, fmt.Sprintf("line %d: invalid variable name %q (systemd ignores the line)", start, truncate(key)))
+		out = append(out, EnvLine{Line: line, Assignment: true, Name: strings.TrimSpace(key), ValueStart: start, ValueEnd: end, End: i})
+	}
+	return out
+}
+
+// parseEnvFile parses an EnvironmentFile= file: KEY=VALUE lines, values
+// optionally in single quotes (literal) or double quotes (backslash escapes
+// `\"`, `\\`, `\$`, "\`" and line continuation), unquoted values with
+// backslash escapes and trailing blanks removed; "#" and ";" start comment
+// lines. Lines systemd would ignore are reported as issues.
+func parseEnvFile(data string) (vars []envVar, issues []string) {
+	s := strings.ReplaceAll(data, "\r\n", "\n")
+	for _, l := range ScanEnvFile(s) {
+		if !l.Assignment {
+			issues = append(issues, fmt.Sprintf("line %d: not a KEY=VALUE assignment: %q", l.Line, truncate(l.Text)))
 			continue
 		}
-		vars = append(vars, envVar{Name: key, Value: value.String()})
+		value, unterminated := decodeEnvValue(s[l.ValueStart:l.End])
+		if unterminated != 0 {
+			issues = append(issues, fmt.Sprintf("line %d: %s has an unterminated %c quote", l.Line, l.Name, unterminated))
+		}
+		if !envNamePattern.MatchString(l.Name) {
+			issues = append(issues, fmt.Sprintf("line %d: invalid variable name %q (systemd ignores the line)", l.Line, truncate(l.Name)))
+			continue
+		}
+		vars = append(vars, envVar{Name: l.Name, Value: value})
 	}
 	return vars, issues
+}
+
+// decodeEnvValue decodes a raw value as systemd does: quotes removed,
+// backslash escapes resolved, backslash-newline joined, trailing blanks
+// dropped. unterminated is the quote left open, or 0.
+func decodeEnvValue(s string) (value string, unterminated byte) {
+	var b strings.Builder
+	pendingBlanks := ""
+	for i := 0; i < len(s); {
+		switch c := s[i]; c {
+		case '\'', '"':
+			text, n, closed := readQuoted(s[i+1:], c)
+			if !closed && unterminated == 0 {
+				unterminated = c
+			}
+			b.WriteString(pendingBlanks)
+			pendingBlanks = ""
+			b.WriteString(text)
+			i += 1 + n
+		case '\\':
+			if i+1 < len(s) && s[i+1] != '\n' {
+				b.WriteString(pendingBlanks)
+				pendingBlanks = ""
+				b.WriteByte(s[i+1])
+			}
+			i += 2
+		case ' ', '\t':
+			pendingBlanks += string(c)
+			i++
+		default:
+			b.WriteString(pendingBlanks)
+			pendingBlanks = ""
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), unterminated
 }
 
 // readQuoted reads a quoted string after its opening quote q. It returns the

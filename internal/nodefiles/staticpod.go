@@ -114,55 +114,68 @@ func newStaticPod(comp string, c *corev1.Container, argv []string) *StaticPod {
 // returns the component and the command line from the binary on.
 func commandOf(c *corev1.Container) (string, []string) {
 	toks := append(slices.Clone(c.Command), c.Args...)
-	if script, ok := shellScript(toks); ok {
-		return scriptCommand(script)
+	if i, ok := ShellScript(toks); ok {
+		return scriptCommand(toks[i])
 	}
-	return findBinary(toks)
+	return findComponent(toks)
+}
+
+// findComponent returns the component that toks runs and the command line
+// from its binary on.
+func findComponent(toks []string) (string, []string) {
+	i := BinaryIndex(toks, func(base string) bool { return slices.Contains(Components, base) })
+	if i < 0 {
+		return "", nil
+	}
+	return path.Base(toks[i]), toks[i:]
 }
 
 // wrappers are commands that run the next word as the program.
 var wrappers = []string{"exec", "env", "nice", "nohup", "ionice", "setsid", "go-runner", "tini", "dumb-init"}
 
-// findBinary returns the component that toks runs: the first word, or the
-// first word after wrappers, their flags and VAR=value assignments (kops's
-// `/go-runner --log-file=... --also-stdout /usr/local/bin/kube-apiserver`)
-// and numbers.
-// A path that is only an argument (`mkdir -p /var/lib/etcd`) is not a binary.
-func findBinary(toks []string) (string, []string) {
+// BinaryIndex returns the index of the binary in toks that isBinary accepts
+// (it is given the token's base name): the first word, or the first word
+// after wrappers, their flags, VAR=value assignments and numbers (kops's
+// `/go-runner --log-file=... --also-stdout /usr/local/bin/kube-apiserver`,
+// `nice -n 10`). -1 when toks runs something else: a path that is only an
+// argument (`mkdir -p /var/lib/etcd`) is not a binary.
+func BinaryIndex(toks []string, isBinary func(base string) bool) int {
 	for i, t := range toks {
-		if b := path.Base(t); !strings.HasPrefix(t, "-") && slices.Contains(Components, b) {
-			return b, toks[i:]
+		if !strings.HasPrefix(t, "-") && isBinary(path.Base(t)) {
+			return i
 		}
 		skip := slices.Contains(wrappers, path.Base(t)) || strings.HasPrefix(t, "-") ||
-			strings.Contains(t, "=") || strings.Trim(t, "0123456789") == "" // nice -n 10
+			strings.Contains(t, "=") || strings.Trim(t, "0123456789") == ""
 		if !skip {
-			return "", nil
+			return -1
 		}
 	}
-	return "", nil
+	return -1
 }
 
 var shells = []string{"sh", "bash", "dash", "ash"}
 
-// shellScript returns the script of `sh [options] -c script`.
-func shellScript(toks []string) (string, bool) {
+// ShellScript returns the index of the script in `sh [options] -c script`
+// (the older kops manifests' form); false when toks is not a shell given a
+// script.
+func ShellScript(toks []string) (int, bool) {
 	if len(toks) < 2 || !slices.Contains(shells, path.Base(toks[0])) {
-		return "", false
+		return 0, false
 	}
 	for j := 1; j < len(toks); j++ {
 		t := toks[j]
 		if !strings.HasPrefix(t, "-") || t == "--" {
-			return "", false
+			return 0, false
 		}
 		if t == "-o" {
 			j++
 			continue
 		}
 		if strings.Contains(t[1:], "c") && j+1 < len(toks) {
-			return toks[j+1], true
+			return j + 1, true
 		}
 	}
-	return "", false
+	return 0, false
 }
 
 // scriptCommand parses a shell script and returns the first simple command
@@ -183,7 +196,7 @@ func scriptCommand(script string) (comp string, argv []string) {
 		for _, w := range call.Args {
 			toks = append(toks, wordFields(w)...)
 		}
-		comp, argv = findBinary(toks)
+		comp, argv = findComponent(toks)
 		return comp == ""
 	})
 	return comp, argv

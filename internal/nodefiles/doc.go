@@ -9,5 +9,12 @@
 // image or a test fixture can be inspected safely. Files that exist but cannot
 // be parsed are reported in Node.Problems, never silently ignored.
 //
+// It is the one reader of these formats: preflight reads a node with Read,
+// and the migration's node phase (internal/migrate/nodephase), which edits
+// the same files in place, uses the position-returning primitives (ScanFlags,
+// BinaryIndex, ShellScript, ScanEnvFile) so that a flag, a wrapped binary or
+// an environment variable means the same thing to both. Flags.Bool is the one
+// rule for a boolean flag's value.
+//
 // The package only reads; it never changes a file.
 package nodefiles
