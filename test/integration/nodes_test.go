@@ -3,13 +3,14 @@ package integration
 import (
 	"context"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/retry"
-	cloudproviderapi "k8s.io/cloud-provider/api"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/retry"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
