@@ -27,9 +27,9 @@ func TestInterruptExits130(t *testing.T) {
 	}
 	accepted := make(chan net.Conn, 16)
 	defer func() {
-		l.Close()
+		_ = l.Close()
 		for c := range accepted {
-			c.Close()
+			_ = c.Close()
 		}
 	}()
 	go func() {

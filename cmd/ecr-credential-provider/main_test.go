@@ -300,7 +300,7 @@ func TestStatic(t *testing.T) {
 	if err != nil {
 		t.Fatalf("not an ELF binary: %v", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			t.Fatal("dynamically linked: build with CGO_ENABLED=0")

@@ -117,7 +117,7 @@ func (d *demo) loadBalancers(ctx context.Context, w io.Writer) error {
 			err = d.showClassic(ctx, w, aws, c)
 		}
 		if err != nil {
-			return fmt.Errorf("Service %s: %w", c.svc.Name, err)
+			return fmt.Errorf("Service %s: %w", c.svc.Name, err) //nolint:staticcheck // ST1005: the Kubernetes kind, spelt as kubectl does
 		}
 	}
 	nodeRules, err := ingressOf(ctx, aws, nodeSG)

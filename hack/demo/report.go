@@ -185,7 +185,7 @@ func emulatorCalls(logPath string) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	counts := map[string]int{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -218,7 +218,7 @@ func scrapeMetrics(ctx context.Context, port int, names ...string) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}

@@ -74,7 +74,7 @@ func layerFiles(t *testing.T, img v1.Image) (map[string]tarFile, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	files := map[string]tarFile{}
 	var order []string
 	tr := tar.NewReader(rc)
@@ -212,11 +212,11 @@ func TestConfig(t *testing.T) {
 					t.Errorf("label %s = %q, want %q", k, c.Labels[k], v)
 				}
 			}
-			if !cf.Created.Time.Equal(testEpoch) {
+			if !cf.Created.Equal(testEpoch) {
 				t.Errorf("created %v, want %v", cf.Created.Time, testEpoch)
 			}
 			for _, h := range cf.History {
-				if !h.Created.Time.Equal(testEpoch) {
+				if !h.Created.Equal(testEpoch) {
 					t.Errorf("history created %v, want %v", h.Created.Time, testEpoch)
 				}
 			}
@@ -474,7 +474,7 @@ func layerFilesAt(t *testing.T, img v1.Image) map[string]string {
 			b, _ := io.ReadAll(tr)
 			files[h.Name] = string(b)
 		}
-		rc.Close()
+		_ = rc.Close()
 	}
 	return files
 }
@@ -485,7 +485,7 @@ func untar(t *testing.T, archive, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()

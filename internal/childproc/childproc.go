@@ -19,7 +19,7 @@ func LogTail(path string, maxBytes int64) string {
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	st, err := f.Stat()
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
@@ -51,6 +51,6 @@ func FreePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("pick a free port: %w", err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -21,7 +21,7 @@ func TestFreePort(t *testing.T) {
 	if err != nil {
 		t.Fatalf("listen on FreePort's %d: %v", port, err)
 	}
-	l.Close()
+	_ = l.Close()
 }
 
 func TestLogTail(t *testing.T) {

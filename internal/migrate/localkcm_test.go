@@ -42,7 +42,7 @@ func lkListen(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	t.Cleanup(func() { _ = ln.Close() })
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
@@ -174,7 +174,7 @@ func TestIdentifyLocalKCM(t *testing.T) {
 					t.Fatal(err)
 				}
 				port = ln.Addr().(*net.TCPAddr).Port
-				ln.Close()
+				_ = ln.Close()
 			}
 			got, err := IdentifyLocalKCM(ctx, cs, proc, port, tc.healthz(cs))
 			switch {

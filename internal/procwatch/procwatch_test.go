@@ -58,7 +58,7 @@ func serve(network, addr string, reusePort bool) {
 		if err != nil {
 			return
 		}
-		c.Close()
+		_ = c.Close()
 	}
 }
 
@@ -128,7 +128,7 @@ func TestListenerOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	closed, err := childproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +243,7 @@ func TestListenerOfIPv6(t *testing.T) {
 	if err != nil {
 		t.Skipf("::1 is unavailable, so no IPv6 listener can be tested: %v", err)
 	}
-	ln.Close()
+	_ = ln.Close()
 	fs := newFS(t)
 	for _, tc := range []struct{ name, network, addr string }{
 		{"loopback ::1", "tcp6", "[::1]:0"},

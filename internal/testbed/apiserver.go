@@ -149,10 +149,10 @@ func (a *apiServerProc) waitReady(ctx context.Context, timeout time.Duration) er
 		resp, err := client.Do(req)
 		if err != nil {
 			last = err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // not up yet: keep polling; the timeout reports last
 		}
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		last = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
 		return resp.StatusCode == http.StatusOK, nil
 	})

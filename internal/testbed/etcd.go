@@ -94,10 +94,10 @@ func (e *etcdProc) waitHealthy(ctx context.Context, timeout time.Duration) error
 		resp, err := client.Do(req)
 		if err != nil {
 			last = err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // not up yet: keep polling; the timeout reports last
 		}
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		last = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
 		return resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"health":"true"`), nil
 	})
@@ -116,7 +116,7 @@ func freePorts(n int) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pick a free port: %w", err)
 		}
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil

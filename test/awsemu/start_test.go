@@ -36,7 +36,7 @@ func TestStartTServesUntilCleanup(t *testing.T) {
 		}
 	})
 	if resp, err := http.Get(e.URL + "/latest/api/token"); err == nil {
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		t.Fatal("the emulator still serves after the test's cleanup")
 	}
 }

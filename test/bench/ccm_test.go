@@ -117,7 +117,7 @@ func startCCM(b *testing.B, r *result, a ccmArgs) *ccm {
 	if err := childproc.Start(c.cmd); err != nil { // own process group; SIGKILLed if the test binary dies
 		b.Fatalf("start CCM: %v", err)
 	}
-	go func() { _ = c.cmd.Wait(); f.Close(); close(c.exited) }()
+	go func() { _ = c.cmd.Wait(); _ = f.Close(); close(c.exited) }()
 	go c.sample()
 	b.Cleanup(c.stop)
 	b.Logf("%s: CCM pid %d, flags beyond production defaults: %s (log %s)", name, c.cmd.Process.Pid, strings.Join(extra, " "), c.logPath)
@@ -247,7 +247,7 @@ func (c *ccm) scrape(names ...string) (map[string]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", c.metrics, resp.Status)
 	}

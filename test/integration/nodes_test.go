@@ -53,7 +53,7 @@ func TestNodesJoinAtOnce(t *testing.T) {
 		for _, name := range names {
 			node, err := getNode(ctx, name)
 			if err != nil || !initialized(node) {
-				return false, nil
+				return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 			}
 		}
 		return true, nil
@@ -127,7 +127,7 @@ func TestIdleStatusPeriodCostsOneCall(t *testing.T) {
 		for _, name := range names {
 			node, err := getNode(ctx, name)
 			if err != nil || !initialized(node) {
-				return false, nil
+				return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 			}
 		}
 		return true, nil
@@ -287,7 +287,7 @@ func TestFaultsNeverDeleteNodes(t *testing.T) {
 			waitFor(t, 60*time.Second, "convergence after the fault", func(ctx context.Context) (bool, error) {
 				n, err := getNode(ctx, joining.ID)
 				if err != nil || !initialized(n) {
-					return false, nil
+					return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 				}
 				gone, err := nodeGone(ctx, "gone-"+goneID)
 				return gone, err

@@ -30,7 +30,7 @@ func TestApplyUnreachableClusterExitsThree(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
+	_ = l.Close()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	content := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://%s\", insecure-skip-tls-verify: true}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: t}\n", addr)
 	if err := os.WriteFile(kubeconfig, []byte(content), 0o600); err != nil {

@@ -199,6 +199,8 @@ func touchesKCM(p nodephase.Phase, scope nodephase.Scope) bool {
 		return true
 	case nodephase.PhaseRestore:
 		return scope != nodephase.ScopeKubelet
+	default:
+		// The kubelet phase leaves the kube-controller-manager alone.
 	}
 	return false
 }
@@ -280,7 +282,7 @@ func waitKCM(ctx context.Context, root string, phase nodephase.Phase, wait time.
 	client := healthzClient
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	last := "no answer yet"
+	var last string
 	for {
 		checks, err := getHealthz(ctx, client, url)
 		switch {
@@ -309,7 +311,7 @@ func getHealthz(ctx context.Context, client *http.Client, url string) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)

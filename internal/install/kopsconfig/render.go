@@ -31,8 +31,8 @@ type Options struct {
 // Validate returns every problem with o at once.
 func (o Options) Validate() error {
 	var errs []error
-	switch {
-	case o.ClusterName == "":
+	switch o.ClusterName {
+	case "":
 		errs = append(errs, errors.New("cluster name: required (the kops cluster name, as `kops get clusters` lists it)"))
 	default:
 		for _, m := range validation.IsDNS1123Subdomain(o.ClusterName) {

@@ -110,7 +110,7 @@ func isFlag(tok string) bool {
 	if name == "" || name[0] == '-' || name[0] == '=' || name[0] == '_' || name[0] == '.' {
 		return false
 	}
-	return !(name[0] >= '0' && name[0] <= '9')
+	return name[0] < '0' || name[0] > '9'
 }
 
 func normalizeName(name string) string { return strings.ReplaceAll(name, "_", "-") }

@@ -23,11 +23,11 @@ type envAssignment struct {
 func scanEnvFile(s string) []envAssignment {
 	var out []envAssignment
 	for i := 0; i < len(s); {
-		switch c := s[i]; {
-		case c == '\n' || c == '\r' || c == ' ' || c == '\t':
+		switch s[i] {
+		case '\n', '\r', ' ', '\t':
 			i++
 			continue
-		case c == '#' || c == ';':
+		case '#', ';':
 			for i < len(s) && s[i] != '\n' {
 				i++
 			}

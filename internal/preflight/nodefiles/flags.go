@@ -73,7 +73,7 @@ func isFlag(tok string) bool {
 	if name == "" || name[0] == '-' || name[0] == '=' || name[0] == '_' {
 		return false
 	}
-	return !(name[0] >= '0' && name[0] <= '9') && name[0] != '.'
+	return (name[0] < '0' || name[0] > '9') && name[0] != '.'
 }
 
 func normalizeName(name string) string { return strings.ReplaceAll(name, "_", "-") }

@@ -83,16 +83,15 @@ func parseEnvFile(data string) (vars []envVar, issues []string) {
 	line := 1
 	for i := 0; i < len(s); {
 		// Skip blanks, blank lines and comments before a key.
-		c := s[i]
-		switch {
-		case c == '\n':
+		switch s[i] {
+		case '\n':
 			line++
 			i++
 			continue
-		case c == ' ' || c == '\t':
+		case ' ', '\t':
 			i++
 			continue
-		case c == '#' || c == ';':
+		case '#', ';':
 			for i < len(s) && s[i] != '\n' {
 				i++
 			}
@@ -193,14 +192,14 @@ func splitWords(s string, relax bool) ([]string, error) {
 	inWord := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		switch c {
+		case ' ', '\t', '\n', '\r':
 			if inWord {
 				words = append(words, w.String())
 				w.Reset()
 				inWord = false
 			}
-		case c == '\\':
+		case '\\':
 			inWord = true
 			if i+1 >= len(s) {
 				if !relax {
@@ -211,7 +210,7 @@ func splitWords(s string, relax bool) ([]string, error) {
 			}
 			i++
 			w.WriteString(cUnescape(s[i]))
-		case c == '"' || c == '\'':
+		case '"', '\'':
 			inWord = true
 			text, n, closed := readQuoted(s[i+1:], c)
 			if !closed && !relax {

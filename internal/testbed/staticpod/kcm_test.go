@@ -224,7 +224,7 @@ func TestRealKubeControllerManager126(t *testing.T) {
 		fail("healthz: %v", err)
 	}
 	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || string(body) != "ok" {
 		fail("healthz: %d %q", resp.StatusCode, body)
 	}
