@@ -3,6 +3,7 @@
 package childproc
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -55,7 +56,7 @@ func TestStartSignalGroup(t *testing.T) {
 }
 
 func TestStartRejectsSetsid(t *testing.T) {
-	cmd := exec.Command("true")
+	cmd := exec.CommandContext(context.Background(), "true")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := Start(cmd); err == nil {
 		_ = cmd.Wait()

@@ -38,7 +38,7 @@ func lkLease(name, holder string, acquired time.Time) *coordinationv1.Lease {
 // procwatch finds the test process as the kube-controller-manager.
 func lkListen(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestIdentifyLocalKCM(t *testing.T) {
 			}
 			port := lkListen(t)
 			if tc.noListener {
-				ln, err := net.Listen("tcp4", "127.0.0.1:0")
+				ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp4", "127.0.0.1:0")
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -124,7 +124,7 @@ func TestListenerOf(t *testing.T) {
 
 	// Our end of a connection to the child has a port too, but it is
 	// ESTABLISHED, not LISTEN.
-	conn, err := net.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+	conn, err := (&net.Dialer{}).DialContext(context.Background(), "tcp4", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestReusedPIDIsGone(t *testing.T) {
 }
 
 func TestListenerOfIPv6(t *testing.T) {
-	ln, err := net.Listen("tcp6", "[::1]:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp6", "[::1]:0")
 	if err != nil {
 		t.Skipf("::1 is unavailable, so no IPv6 listener can be tested: %v", err)
 	}

@@ -55,7 +55,7 @@ func startClusterEgress(dir string, p *pki) (*clusterEgress, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster egress certificate: %w", err)
 	}
-	ln, err := net.Listen("unix", filepath.Join(dir, "egress.sock"))
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "unix", filepath.Join(dir, "egress.sock"))
 	if err != nil {
 		return nil, fmt.Errorf("cluster egress proxy: %w", err)
 	}

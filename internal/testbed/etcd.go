@@ -112,7 +112,7 @@ func (e *etcdProc) waitHealthy(ctx context.Context, timeout time.Duration) error
 func freePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("pick a free port: %w", err)
 		}

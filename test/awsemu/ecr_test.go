@@ -87,7 +87,7 @@ func TestECRFaultsAndErrors(t *testing.T) {
 	}
 
 	post := func(target, contentType, body string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, bytes.NewReader([]byte(body)))
 		req.Header.Set("X-Amz-Target", target)
 		req.Header.Set("Content-Type", contentType)
 		resp, err := http.DefaultClient.Do(req)

@@ -94,7 +94,7 @@ func TestIMDSRaw(t *testing.T) {
 	_, url := demo(t)
 	do := func(method, path string, hdr map[string]string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, url+path, nil)
+		req, _ := http.NewRequestWithContext(context.Background(), method, url+path, nil)
 		for k, v := range hdr {
 			req.Header.Set(k, v)
 		}

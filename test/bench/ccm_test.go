@@ -243,7 +243,11 @@ var scrapeClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Tran
 
 // scrape sums every series of each named metric on the CCM's /metrics.
 func (c *ccm) scrape(names ...string) (map[string]float64, error) {
-	resp, err := scrapeClient.Get(c.metrics)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, c.metrics, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := scrapeClient.Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package installcmd_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -25,7 +26,7 @@ func TestApplyUsageErrors(t *testing.T) {
 // TestApplyUnreachableClusterExitsThree: nothing listens where the
 // kubeconfig points.
 func TestApplyUnreachableClusterExitsThree(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

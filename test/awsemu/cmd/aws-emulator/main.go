@@ -65,7 +65,7 @@ func run() error {
 		srv.SetLogOutput(os.Stderr)
 	}
 
-	l, err := net.Listen("tcp", *listen)
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", *listen)
 	if err != nil {
 		return err
 	}
