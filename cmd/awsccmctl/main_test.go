@@ -54,7 +54,7 @@ current-context: c
 	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "preflight", "--kubeconfig", kubeconfig, "--aws=false")
+	cmd := exec.CommandContext(context.Background(), bin, "preflight", "--kubeconfig", kubeconfig, "--aws=false")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -86,7 +86,7 @@ current-context: c
 func TestErrorsKeepTheirExitCode(t *testing.T) {
 	bin := build(t)
 	var exit *exec.ExitError
-	out, err := exec.Command(bin, "preflight", "--root", t.TempDir()).CombinedOutput()
+	out, err := exec.CommandContext(context.Background(), bin, "preflight", "--root", t.TempDir()).CombinedOutput()
 	if !errors.As(err, &exit) || exit.ExitCode() != exitcode.Usage || strings.Contains(string(out), "interrupted") {
 		t.Fatalf("preflight --root without --node: %v, want exit %d\n%s", err, exitcode.Usage, out)
 	}
@@ -96,7 +96,7 @@ func TestErrorsKeepTheirExitCode(t *testing.T) {
 func build(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "awsccmctl")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(context.Background(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/pem"
@@ -277,7 +278,7 @@ func helloBinary(t *testing.T) (path, arch string) {
 		}
 	}
 	path = filepath.Join(dir, "hello")
-	cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", path, ".")
+	cmd := exec.CommandContext(context.Background(), goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", path, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH, "GOWORK=off", "GOFLAGS=-buildvcs=false")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -16,7 +16,7 @@ func TestStartSignalGroup(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	cmd := exec.Command(sleep, "30")
+	cmd := exec.CommandContext(context.Background(), sleep, "30")
 	callerAttr := &syscall.SysProcAttr{}
 	cmd.SysProcAttr = callerAttr
 	if err := Start(cmd); err != nil {

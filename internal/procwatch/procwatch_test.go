@@ -66,7 +66,7 @@ func serve(network, addr string, reusePort bool) {
 // child is killed and reaped when the test ends.
 func startListener(t *testing.T, network, addr string, reusePort bool) (*exec.Cmd, int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
+	cmd := exec.CommandContext(context.Background(), os.Args[0])
 	cmd.Env = append(os.Environ(), "PROCWATCH_HELPER=listen", "PROCWATCH_NET="+network, "PROCWATCH_ADDR="+addr)
 	if reusePort {
 		cmd.Env = append(cmd.Env, "PROCWATCH_REUSEPORT=1")

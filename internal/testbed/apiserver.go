@@ -102,7 +102,7 @@ func startAPIServerOnce(ctx context.Context, bin, dir, etcdURL string, p *pki, a
 	url := "https://127.0.0.1:" + strconv.Itoa(ports[0])
 	logPath := filepath.Join(dir, "kube-apiserver.log")
 	args := apiServerArgs(dir, ports[0], etcdURL, p, auditPolicyFile, auditLogPath, extra)
-	proc, err := childproc.StartLogged("kube-apiserver", exec.Command(bin, args...), logPath)
+	proc, err := childproc.StartLogged("kube-apiserver", exec.CommandContext(context.Background(), bin, args...), logPath)
 	if err != nil {
 		return nil, false, err
 	}

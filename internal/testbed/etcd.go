@@ -68,7 +68,7 @@ func startEtcdOnce(ctx context.Context, binDir, dir string) (_ *etcdProc, collid
 		"--log-level=warn",
 	}
 	logPath := filepath.Join(dir, "etcd.log")
-	p, err := childproc.StartLogged("etcd", exec.Command(filepath.Join(binDir, EtcdBinary), args...), logPath)
+	p, err := childproc.StartLogged("etcd", exec.CommandContext(context.Background(), filepath.Join(binDir, EtcdBinary), args...), logPath)
 	if err != nil {
 		return nil, false, err
 	}

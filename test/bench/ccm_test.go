@@ -111,7 +111,7 @@ func startCCM(b *testing.B, r *result, a ccmArgs) *ccm {
 	if err := dropFromPageCache(r.bin.path); err != nil {
 		b.Fatal(err) // RssFile would not be comparable
 	}
-	c.cmd = exec.Command(r.bin.path, args...)
+	c.cmd = exec.CommandContext(context.Background(), r.bin.path, args...)
 	c.cmd.Env = append(os.Environ(), env.aws.Env().List()...) // the emulator off EC2; nothing of the caller's AWS configuration
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := childproc.Start(c.cmd); err != nil { // own process group; SIGKILLed if the test binary dies

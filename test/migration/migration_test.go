@@ -177,7 +177,7 @@ func (s *scenario) testApplyKillResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(env.ctlBin, s.adminArgs("migrate-from-intree", "apply", "--plan", s.planPath, "--approve", "--poll-interval", "250ms")...)
+	cmd := exec.CommandContext(context.Background(), env.ctlBin, s.adminArgs("migrate-from-intree", "apply", "--plan", s.planPath, "--approve", "--poll-interval", "250ms")...)
 	cmd.Env = append(os.Environ(), awsEnv()...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {

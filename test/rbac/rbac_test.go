@@ -139,7 +139,7 @@ func startCCM(t *testing.T, objs []*unstructured.Unstructured, name string) *ccm
 		"node-monitor-period":          "1s",
 		"node-status-update-frequency": "2s",
 	})
-	cmd := exec.Command(env.ccmPath, args...)
+	cmd := exec.CommandContext(context.Background(), env.ccmPath, args...)
 	cmd.Env = append(os.Environ(), env.aws.Env().List()...)
 	logPath := filepath.Join(dir, name+".log")
 	start := time.Now()
