@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"debug/elf"
 	"encoding/base64"
 	"errors"
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, ecrcredential.BinaryName)
-	build := exec.Command("go", "build", "-o", binary, ".")
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", binary, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
@@ -46,7 +47,7 @@ func TestMain(m *testing.M) {
 // run runs the binary with stdin and env added to a clean environment.
 func run(t *testing.T, stdin string, env awsemu.Env, args ...string) (stdout, stderr string, exitCode int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.CommandContext(context.Background(), binary, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env.List()...)
 	var out, errb bytes.Buffer
@@ -255,7 +256,7 @@ func TestInstallSubcommand(t *testing.T) {
 // running after installing and exits 0 when the kubelet stops the Pod.
 func TestWaitEndsOnSIGTERM(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(binary, "install", "--dir", dir, "--wait")
+	cmd := exec.CommandContext(context.Background(), binary, "install", "--dir", dir, "--wait")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -300,7 +301,7 @@ func TestStatic(t *testing.T) {
 	if err != nil {
 		t.Fatalf("not an ELF binary: %v", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			t.Fatal("dynamically linked: build with CGO_ENABLED=0")

@@ -445,7 +445,7 @@ func formatNumber(v float64) string {
 func (ch *chart) draw(c vg.Canvas) {
 	dc := draw.NewCanvas(c, ch.width, ch.height)
 	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
+	dc.Fill(dc.Path())
 
 	y := dc.Max.Y - margin
 	for _, h := range ch.header {

@@ -4,15 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
@@ -116,7 +117,7 @@ func (d *demo) loadBalancers(ctx context.Context, w io.Writer) error {
 			err = d.showClassic(ctx, w, aws, c)
 		}
 		if err != nil {
-			return fmt.Errorf("Service %s: %w", c.svc.Name, err)
+			return fmt.Errorf("Service %s: %w", c.svc.Name, err) //nolint:staticcheck // ST1005: the Kubernetes kind, spelt as kubectl does
 		}
 	}
 	nodeRules, err := ingressOf(ctx, aws, nodeSG)

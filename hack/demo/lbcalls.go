@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	corev1 "k8s.io/api/core/v1"
 	"maps"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // lbCallCounts are the emulator's counts of the calls load balancers make:

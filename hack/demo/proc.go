@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 
@@ -14,7 +15,7 @@ import (
 // log. env is the child's whole environment.
 func startProc(name, bin string, args, env []string, logPath string) (*childproc.Process, error) {
 	_ = os.Remove(logPath)
-	cmd := exec.Command(bin, args...)
+	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Env = env
 	return childproc.StartLogged(name, cmd, logPath)
 }

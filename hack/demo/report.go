@@ -6,8 +6,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"net/http"
 	"os"
 	"slices"
@@ -15,6 +13,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/awsccmctl/awsccmctl/pkg/awscloud"
 )
@@ -184,7 +185,7 @@ func emulatorCalls(logPath string) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	counts := map[string]int{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -217,7 +218,7 @@ func scrapeMetrics(ctx context.Context, port int, names ...string) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}

@@ -34,7 +34,7 @@ func writeArchive(path, format string, ref name.Tag, img v1.Image, mtime time.Ti
 		err = fmt.Errorf("unknown format %q", format)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -50,7 +50,7 @@ func writeOCIArchive(path string, ref name.Tag, img v1.Image, mtime time.Time) e
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	p, err := layout.Write(dir, empty.Index)
 	if err != nil {
 		return fmt.Errorf("oci layout: %w", err)
@@ -67,7 +67,7 @@ func writeOCIArchive(path string, ref name.Tag, img v1.Image, mtime time.Time) e
 		return err
 	}
 	if err := tarDir(f, dir, mtime); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("tar oci layout: %w", err)
 	}
 	return f.Close()
@@ -98,7 +98,7 @@ func tarDir(w io.Writer, root string, mtime time.Time) error {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		st, err := f.Stat()
 		if err != nil {
 			return err

@@ -23,7 +23,7 @@ func checkBinary(path, arch string) error {
 	if err != nil {
 		return fmt.Errorf("%s: not an ELF binary: %w", path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if f.Machine != want {
 		return fmt.Errorf("%s is built for %s, not %s: build it with GOARCH=%s", path, f.Machine, arch, arch)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/pem"
@@ -74,7 +75,7 @@ func layerFiles(t *testing.T, img v1.Image) (map[string]tarFile, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	files := map[string]tarFile{}
 	var order []string
 	tr := tar.NewReader(rc)
@@ -212,11 +213,11 @@ func TestConfig(t *testing.T) {
 					t.Errorf("label %s = %q, want %q", k, c.Labels[k], v)
 				}
 			}
-			if !cf.Created.Time.Equal(testEpoch) {
+			if !cf.Created.Equal(testEpoch) {
 				t.Errorf("created %v, want %v", cf.Created.Time, testEpoch)
 			}
 			for _, h := range cf.History {
-				if !h.Created.Time.Equal(testEpoch) {
+				if !h.Created.Equal(testEpoch) {
 					t.Errorf("history created %v, want %v", h.Created.Time, testEpoch)
 				}
 			}
@@ -277,7 +278,7 @@ func helloBinary(t *testing.T) (path, arch string) {
 		}
 	}
 	path = filepath.Join(dir, "hello")
-	cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", path, ".")
+	cmd := exec.CommandContext(context.Background(), goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", path, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH, "GOWORK=off", "GOFLAGS=-buildvcs=false")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -474,7 +475,7 @@ func layerFilesAt(t *testing.T, img v1.Image) map[string]string {
 			b, _ := io.ReadAll(tr)
 			files[h.Name] = string(b)
 		}
-		rc.Close()
+		_ = rc.Close()
 	}
 	return files
 }
@@ -485,7 +486,7 @@ func untar(t *testing.T, archive, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()

@@ -141,11 +141,6 @@ func iamActions(as []Action) []string {
 	return out
 }
 
-// PolicyJSON renders Policy(component) as indented JSON with a final newline.
-func PolicyJSON(component string) ([]byte, error) {
-	return Policy(component).JSON()
-}
-
 // JSON renders the document indented, with a final newline.
 func (d PolicyDocument) JSON() ([]byte, error) {
 	b, err := json.MarshalIndent(d, "", "  ")

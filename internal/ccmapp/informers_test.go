@@ -26,8 +26,8 @@ func fullNode() *corev1.Node {
 			Annotations: map[string]string{"node.alpha.kubernetes.io/ttl": "0", "alpha.kubernetes.io/provided-node-ip": "10.0.0.1"},
 			Finalizers:  []string{"example.com/keep"},
 			ManagedFields: []metav1.ManagedFieldsEntry{
-				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}},
-				{Manager: "aws-cloud-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}},
+				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:status":{}}`)},
+				{Manager: "aws-cloud-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{}}`)},
 			},
 		},
 		Spec: corev1.NodeSpec{

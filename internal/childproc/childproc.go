@@ -2,6 +2,7 @@ package childproc
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -19,7 +20,7 @@ func LogTail(path string, maxBytes int64) string {
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	st, err := f.Stat()
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
@@ -47,10 +48,10 @@ func LogTail(path string, maxBytes int64) string {
 // before the caller's child binds it; the child then fails to start, which
 // callers report with its log.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("pick a free port: %w", err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }

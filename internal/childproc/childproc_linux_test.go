@@ -1,13 +1,14 @@
 package childproc
 
 import (
+	"context"
 	"os/exec"
 	"syscall"
 	"testing"
 )
 
 func TestStartPdeathsig(t *testing.T) {
-	cmd := exec.Command("true")
+	cmd := exec.CommandContext(context.Background(), "true")
 	if err := Start(cmd); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -16,7 +17,7 @@ func TestStartPdeathsig(t *testing.T) {
 		t.Errorf("Pdeathsig = %v, want SIGKILL", got)
 	}
 
-	cmd = exec.Command("true")
+	cmd = exec.CommandContext(context.Background(), "true")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := Start(cmd); err != nil {
 		t.Fatalf("Start: %v", err)

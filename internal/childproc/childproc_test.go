@@ -1,6 +1,7 @@
 package childproc
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -17,11 +18,11 @@ func TestFreePort(t *testing.T) {
 	if port <= 0 || port > 65535 {
 		t.Fatalf("port %d", port)
 	}
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		t.Fatalf("listen on FreePort's %d: %v", port, err)
 	}
-	l.Close()
+	_ = l.Close()
 }
 
 func TestLogTail(t *testing.T) {

@@ -3,6 +3,7 @@
 package childproc
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -15,7 +16,7 @@ func TestStartSignalGroup(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	cmd := exec.Command(sleep, "30")
+	cmd := exec.CommandContext(context.Background(), sleep, "30")
 	callerAttr := &syscall.SysProcAttr{}
 	cmd.SysProcAttr = callerAttr
 	if err := Start(cmd); err != nil {
@@ -55,7 +56,7 @@ func TestStartSignalGroup(t *testing.T) {
 }
 
 func TestStartRejectsSetsid(t *testing.T) {
-	cmd := exec.Command("true")
+	cmd := exec.CommandContext(context.Background(), "true")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := Start(cmd); err == nil {
 		_ = cmd.Wait()

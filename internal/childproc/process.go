@@ -29,13 +29,13 @@ func StartLogged(name string, cmd *exec.Cmd, logPath string) (*Process, error) {
 	fmt.Fprintf(logFile, "### %s %s: %s\n", name, time.Now().Format(time.RFC3339Nano), strings.Join(cmd.Args, " "))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := Start(cmd); err != nil {
-		logFile.Close()
+		_ = logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	p := &Process{Name: name, Cmd: cmd, LogPath: logPath, done: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
-		logFile.Close()
+		_ = logFile.Close()
 		close(p.done)
 	}()
 	return p, nil

@@ -120,9 +120,6 @@ const (
 	WorkloadDeployment Workload = "deployment"
 )
 
-// Workloads lists the valid Workload values.
-var Workloads = []Workload{WorkloadDaemonSet, WorkloadDeployment}
-
 // DefaultImage returns the default image: ImageRepository at this build's
 // version.
 func DefaultImage() string { return ImageRepository + ":" + version.Get().Version }

@@ -43,7 +43,9 @@ func (f *fakeEC2) DescribeInstances(_ context.Context, in *ec2.DescribeInstances
 	}
 	start := 0
 	if in.NextToken != nil {
-		fmt.Sscan(*in.NextToken, &start)
+		if _, err := fmt.Sscan(*in.NextToken, &start); err != nil {
+			return nil, err
+		}
 	}
 	end := min(start+int(aws.ToInt32(in.MaxResults)), len(match))
 	out := &ec2.DescribeInstancesOutput{Reservations: []ec2types.Reservation{{Instances: match[start:end]}}}

@@ -135,7 +135,7 @@ func (r *Reconciler) updateClassic(ctx context.Context, svc *corev1.Service, cfg
 		return err
 	}
 	if desc == nil {
-		return fmt.Errorf("Classic load balancer %s does not exist yet", cfg.Name)
+		return fmt.Errorf("Classic load balancer %s does not exist yet", cfg.Name) //nolint:staticcheck // ST1005: "Classic" is the product's name, not a capitalised sentence
 	}
 	if err := r.syncClassicInstances(ctx, cfg, desc, targets); err != nil {
 		return err
@@ -204,7 +204,7 @@ func (r *Reconciler) syncClassicTags(ctx context.Context, svc *corev1.Service, c
 	}
 	if err := r.ownership(have, svc); err != nil {
 		r.Events.Eventf(svc, corev1.EventTypeWarning, ReasonForeignResource, "Classic load balancer %s: %v", cfg.Name, err)
-		return nil, fmt.Errorf("Classic load balancer %s is not this Service's: %w", cfg.Name, err)
+		return nil, fmt.Errorf("Classic load balancer %s is not this Service's: %w", cfg.Name, err) //nolint:staticcheck // ST1005: "Classic" is the product's name, not a capitalised sentence
 	}
 	want := r.ownedTags(svc, nil)
 	if cfg.Valid(lbconfig.KeyAdditionalResourceTags) {

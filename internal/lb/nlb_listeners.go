@@ -150,7 +150,8 @@ func (r *Reconciler) ensureTargetGroup(ctx context.Context, svc *corev1.Service,
 		if err != nil {
 			return nil, err
 		}
-		for _, tg := range found {
+		if len(found) > 0 {
+			tg := found[0]
 			tags, err := r.tagsOf(ctx, aws.ToString(tg.TargetGroupArn))
 			if err != nil {
 				return nil, err

@@ -3,9 +3,10 @@ package lb
 import (
 	"context"
 	"errors"
+	"testing"
+
 	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
-	"testing"
 )
 
 // TestServicesOfOtherControllers: nlb-ip, external and a loadBalancerClass

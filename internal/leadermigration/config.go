@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"sigs.k8s.io/yaml"
-
 	cmconfigv1 "k8s.io/controller-manager/config/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // Wire contracts shared with kube-controller-manager and cloud-provider:

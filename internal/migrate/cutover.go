@@ -252,5 +252,5 @@ func (h *HandoverRecord) String(plan Handover) string {
 		since = "the holder's exit (its Lease released on the node's report)"
 	}
 	return fmt.Sprintf("hand-over: the CCM took the migration lease %s after %s (bound %s; without a release, about %s)",
-		h.Gap.Duration.Round(10*time.Millisecond), since, plan.GateBound.Duration, plan.ExpectedGap.Duration)
+		h.Gap.Round(10*time.Millisecond), since, plan.GateBound.Duration, plan.ExpectedGap.Duration)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -150,15 +149,4 @@ func (c *Cluster) nodeGroups() []NodeGroup {
 		out = append(out, NodeGroup{Name: g, Nodes: nodes})
 	}
 	return out
-}
-
-// hasPersistentVolumeLabel reports whether an apiserver enables the
-// PersistentVolumeLabel admission plugin.
-func hasAdmissionPlugin(flags nodefiles.Flags, plugin string) bool {
-	for _, v := range flags.Values("enable-admission-plugins") {
-		if slices.Contains(strings.Split(v, ","), plugin) {
-			return true
-		}
-	}
-	return false
 }

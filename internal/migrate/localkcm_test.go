@@ -38,11 +38,11 @@ func lkLease(name, holder string, acquired time.Time) *coordinationv1.Lease {
 // procwatch finds the test process as the kube-controller-manager.
 func lkListen(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	t.Cleanup(func() { _ = ln.Close() })
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
@@ -169,12 +169,12 @@ func TestIdentifyLocalKCM(t *testing.T) {
 			}
 			port := lkListen(t)
 			if tc.noListener {
-				ln, err := net.Listen("tcp4", "127.0.0.1:0")
+				ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp4", "127.0.0.1:0")
 				if err != nil {
 					t.Fatal(err)
 				}
 				port = ln.Addr().(*net.TCPAddr).Port
-				ln.Close()
+				_ = ln.Close()
 			}
 			got, err := IdentifyLocalKCM(ctx, cs, proc, port, tc.healthz(cs))
 			switch {

@@ -86,7 +86,7 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 			Undo:    "delete those objects",
 		}, Step{
 			Name: StepKCMExternal, Runs: RunsNodes, Phase: PhaseControlPlaneExternal, Nodes: cp, Mutating: true,
-			Description:  fmt.Sprintf("turn the cloud loops off in kube-controller-manager (restart mode: no manager runs them until the CCM starts, typically under a minute; a Service or Node change in that gap waits)"),
+			Description:  "turn the cloud loops off in kube-controller-manager (restart mode: no manager runs them until the CCM starts, typically under a minute; a Service or Node change in that gap waits)",
 			Precondition: "verify-cluster passed",
 			Action:       nodeAction(PhaseControlPlaneExternal, "kube-controller-manager gets --cloud-provider=external; kube-apiserver loses the in-tree flags"),
 			Gate:         "mirror Pods show the new flags and every node reports its kube-controller-manager runs none of the migrated controllers",

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
@@ -174,8 +175,12 @@ func editKubeadmConfig(ctx context.Context, e *env, _ *Step) error {
 
 func kubeadmConfigGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
 	cm, err := e.client.CoreV1().ConfigMaps(Namespace).Get(ctx, kubeadmConfigName, metav1.GetOptions{})
-	if err != nil {
+	if apierrors.IsNotFound(err) {
 		return passed("no kubeadm-config: nothing to change (" + string(e.plan.Spec.Cluster.Distribution) + ")"), nil
+	}
+	if err != nil {
+		// Not a verdict: an apiserver that did not answer is asked again.
+		return waiting(fmt.Sprintf("ConfigMap %s/%s: %v", Namespace, kubeadmConfigName, err)), nil
 	}
 	want, err := nodephase.EditClusterConfiguration([]byte(e.journal.KubeadmConfigOriginal), nodephase.Phase(PhaseControlPlaneExternal), nodephase.LeaderMigrationConfigPath)
 	if err != nil {

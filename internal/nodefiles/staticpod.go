@@ -28,7 +28,7 @@ func readStaticPods(r fsRoot, n *Node) {
 		return
 	}
 	for _, name := range names {
-		if strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".manifest")) {
+		if strings.HasPrefix(name, ".") || (!strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".manifest")) {
 			continue
 		}
 		p := path.Join(ManifestsDir, name)

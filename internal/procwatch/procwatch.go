@@ -97,11 +97,11 @@ func (fs FS) listenTargets(port int) (map[string]bool, error) {
 	// socket, listed only in tcp6, so both tables are needed even for IPv4.
 	// procfs marks NetTCP deprecated in favour of netlink, but netlink cannot
 	// be pointed at another proc mount.
-	v4, err := fs.proc.NetTCP()
+	v4, err := fs.proc.NetTCP() //nolint:staticcheck // SA1019: see above, netlink reads only the caller's own namespace
 	if err != nil {
 		return nil, fmt.Errorf("read TCP sockets: %w", err)
 	}
-	v6, err := fs.proc.NetTCP6()
+	v6, err := fs.proc.NetTCP6() //nolint:staticcheck // SA1019: see above, netlink reads only the caller's own namespace
 	// A kernel booted with ipv6.disable=1 has no tcp6 table.
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read TCP6 sockets: %w", err)

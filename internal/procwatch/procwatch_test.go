@@ -58,7 +58,7 @@ func serve(network, addr string, reusePort bool) {
 		if err != nil {
 			return
 		}
-		c.Close()
+		_ = c.Close()
 	}
 }
 
@@ -66,7 +66,7 @@ func serve(network, addr string, reusePort bool) {
 // child is killed and reaped when the test ends.
 func startListener(t *testing.T, network, addr string, reusePort bool) (*exec.Cmd, int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
+	cmd := exec.CommandContext(context.Background(), os.Args[0])
 	cmd.Env = append(os.Environ(), "PROCWATCH_HELPER=listen", "PROCWATCH_NET="+network, "PROCWATCH_ADDR="+addr)
 	if reusePort {
 		cmd.Env = append(cmd.Env, "PROCWATCH_REUSEPORT=1")
@@ -124,11 +124,11 @@ func TestListenerOf(t *testing.T) {
 
 	// Our end of a connection to the child has a port too, but it is
 	// ESTABLISHED, not LISTEN.
-	conn, err := net.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+	conn, err := (&net.Dialer{}).DialContext(context.Background(), "tcp4", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	closed, err := childproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -239,11 +239,11 @@ func TestReusedPIDIsGone(t *testing.T) {
 }
 
 func TestListenerOfIPv6(t *testing.T) {
-	ln, err := net.Listen("tcp6", "[::1]:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp6", "[::1]:0")
 	if err != nil {
 		t.Skipf("::1 is unavailable, so no IPv6 listener can be tested: %v", err)
 	}
-	ln.Close()
+	_ = ln.Close()
 	fs := newFS(t)
 	for _, tc := range []struct{ name, network, addr string }{
 		{"loopback ::1", "tcp6", "[::1]:0"},

@@ -102,7 +102,7 @@ func startAPIServerOnce(ctx context.Context, bin, dir, etcdURL string, p *pki, a
 	url := "https://127.0.0.1:" + strconv.Itoa(ports[0])
 	logPath := filepath.Join(dir, "kube-apiserver.log")
 	args := apiServerArgs(dir, ports[0], etcdURL, p, auditPolicyFile, auditLogPath, extra)
-	proc, err := childproc.StartLogged("kube-apiserver", exec.Command(bin, args...), logPath)
+	proc, err := childproc.StartLogged("kube-apiserver", exec.CommandContext(context.Background(), bin, args...), logPath)
 	if err != nil {
 		return nil, false, err
 	}
@@ -149,10 +149,10 @@ func (a *apiServerProc) waitReady(ctx context.Context, timeout time.Duration) er
 		resp, err := client.Do(req)
 		if err != nil {
 			last = err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // not up yet: keep polling; the timeout reports last
 		}
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		last = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
 		return resp.StatusCode == http.StatusOK, nil
 	})

@@ -55,7 +55,7 @@ func startClusterEgress(dir string, p *pki) (*clusterEgress, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster egress certificate: %w", err)
 	}
-	ln, err := net.Listen("unix", filepath.Join(dir, "egress.sock"))
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "unix", filepath.Join(dir, "egress.sock"))
 	if err != nil {
 		return nil, fmt.Errorf("cluster egress proxy: %w", err)
 	}
@@ -137,7 +137,7 @@ func (e *clusterEgress) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		conn.Close()
+		_ = conn.Close()
 		return
 	}
 	tunnel := tls.Server(&bufferedConn{Conn: conn, r: buf.Reader}, e.tls)
@@ -147,7 +147,7 @@ func (e *clusterEgress) connect(w http.ResponseWriter, r *http.Request) {
 	select {
 	case e.conns.conns <- tunnel:
 	case <-e.conns.done:
-		tunnel.Close()
+		_ = tunnel.Close()
 	}
 }
 
@@ -168,7 +168,7 @@ func (e *clusterEgress) close() {
 		return
 	}
 	_ = e.proxy.Close()
-	e.conns.Close()
+	_ = e.conns.Close()
 	_ = e.nodes.Close()
 }
 

@@ -68,7 +68,7 @@ func startEtcdOnce(ctx context.Context, binDir, dir string) (_ *etcdProc, collid
 		"--log-level=warn",
 	}
 	logPath := filepath.Join(dir, "etcd.log")
-	p, err := childproc.StartLogged("etcd", exec.Command(filepath.Join(binDir, EtcdBinary), args...), logPath)
+	p, err := childproc.StartLogged("etcd", exec.CommandContext(context.Background(), filepath.Join(binDir, EtcdBinary), args...), logPath)
 	if err != nil {
 		return nil, false, err
 	}
@@ -94,10 +94,10 @@ func (e *etcdProc) waitHealthy(ctx context.Context, timeout time.Duration) error
 		resp, err := client.Do(req)
 		if err != nil {
 			last = err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // not up yet: keep polling; the timeout reports last
 		}
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		last = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
 		return resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"health":"true"`), nil
 	})
@@ -112,11 +112,11 @@ func (e *etcdProc) waitHealthy(ctx context.Context, timeout time.Duration) error
 func freePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("pick a free port: %w", err)
 		}
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil

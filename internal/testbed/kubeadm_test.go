@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,11 +29,11 @@ func TestKubeadmV1beta3VersionMatchesItsModule(t *testing.T) {
 // stamped with, and it has `config validate`.
 func TestKubeadmV1beta3Binary(t *testing.T) {
 	kubeadm := KubeadmV1beta3(t)
-	out, err := exec.Command(kubeadm, "version", "-o", "short").Output()
+	out, err := exec.CommandContext(context.Background(), kubeadm, "version", "-o", "short").Output()
 	if err != nil || strings.TrimSpace(string(out)) != KubeadmV1beta3Version {
 		t.Fatalf("kubeadm version: %q, %v; want %s", out, err, KubeadmV1beta3Version)
 	}
-	if out, err := exec.Command(kubeadm, "config", "validate", "--help").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(context.Background(), kubeadm, "config", "validate", "--help").CombinedOutput(); err != nil {
 		t.Fatalf("kubeadm config validate --help: %v\n%s", err, out)
 	}
 }

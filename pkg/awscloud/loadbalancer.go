@@ -2,6 +2,7 @@ package awscloud
 
 import (
 	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 

@@ -88,7 +88,7 @@ func (n routeNodes) Get(name string) (routes.Node, error) {
 	}
 	ref := n.c.refs.of(node)
 	if ref.err != nil {
-		return routes.Node{}, fmt.Errorf("Node %s: %w", name, ref.err)
+		return routes.Node{}, fmt.Errorf("Node %s: %w", name, ref.err) //nolint:staticcheck // ST1005: the Kubernetes kind, spelt as kubectl does
 	}
 	return routes.Node{Node: node, InstanceID: ref.instanceID}, nil
 }

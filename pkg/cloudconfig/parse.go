@@ -120,7 +120,7 @@ func decode(data []byte) (*Config, []string, []string) {
 // readInto is gcfg.ReadInto that turns a panic into its message: gcfg's
 // unquote panics on literals its scanner should have refused, and a
 // malformed file must never crash the CCM.
-func readInto(c *Config, data []byte) (err error, panicked string) {
+func readInto(c *Config, data []byte) (err error, panicked string) { //nolint:staticcheck // ST1008: the panic message is a second report beside the error, not a result the error qualifies
 	defer func() {
 		if r := recover(); r != nil {
 			panicked = fmt.Sprint(r)
@@ -351,7 +351,7 @@ func describeFatal(err error) string {
 
 func describeBadValue(msg string, l location) string {
 	where := "[Global]"
-	var t reflect.Type = reflect.TypeOf(Global{})
+	t := reflect.TypeOf(Global{})
 	if strings.EqualFold(l.section, sectionOverride) {
 		where = overrideHeader(l.subsection)
 		t = reflect.TypeOf(ServiceOverride{})
@@ -365,6 +365,8 @@ func describeBadValue(msg string, l location) string {
 			hint = "; use true or false"
 		case reflect.Int:
 			hint = "; use a whole number, e.g. 10256"
+		default:
+			// Other kinds need no hint beyond the parser's message.
 		}
 	}
 	if strings.Contains(msg, "blank value not supported") {

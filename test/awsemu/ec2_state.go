@@ -157,19 +157,6 @@ func (s *Server) AddSecurityGroup(id, name, vpcID string) error {
 	return nil
 }
 
-// ClearIngress removes every ingress rule of a security group.
-func (s *Server) ClearIngress(id string) error {
-	e := s.ec2
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	g, ok := e.securityGroups.get(id)
-	if !ok {
-		return fmt.Errorf("clear ingress of %s: no such security group", id)
-	}
-	g.Ingress = nil
-	return nil
-}
-
 // SecurityGroups returns copies of all security groups (fixture groups
 // included) in creation order.
 func (s *Server) SecurityGroups() []SecurityGroup {

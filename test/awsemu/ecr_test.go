@@ -52,14 +52,14 @@ func TestECRGetAuthorizationToken(t *testing.T) {
 	if want := "https://" + srv.common.account + ".dkr.ecr.us-east-1.amazonaws.com"; aws.ToString(d.ProxyEndpoint) != want {
 		t.Errorf("proxyEndpoint %q, want %q", aws.ToString(d.ProxyEndpoint), want)
 	}
-	two, err := c.GetAuthorizationToken(context.Background(), &ecr.GetAuthorizationTokenInput{RegistryIds: []string{"111122223333", "444455556666"}})
+	two, err := c.GetAuthorizationToken(context.Background(), &ecr.GetAuthorizationTokenInput{RegistryIds: []string{"111122223333", "444455556666"}}) //nolint:staticcheck // SA1019: the emulator still answers the deprecated field as ECR does
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(two.AuthorizationData) != 2 || !strings.HasPrefix(aws.ToString(two.AuthorizationData[1].ProxyEndpoint), "https://444455556666.dkr.ecr.") {
 		t.Errorf("two registries: %+v", two.AuthorizationData)
 	}
-	_, err = c.GetAuthorizationToken(context.Background(), &ecr.GetAuthorizationTokenInput{RegistryIds: []string{"12"}})
+	_, err = c.GetAuthorizationToken(context.Background(), &ecr.GetAuthorizationTokenInput{RegistryIds: []string{"12"}}) //nolint:staticcheck // SA1019: the emulator still validates the deprecated field as ECR does
 	if apiCode(err) != "InvalidParameterException" {
 		t.Errorf("bad registry ID: %v, want InvalidParameterException", err)
 	}
@@ -87,14 +87,14 @@ func TestECRFaultsAndErrors(t *testing.T) {
 	}
 
 	post := func(target, contentType, body string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, bytes.NewReader([]byte(body)))
 		req.Header.Set("X-Amz-Target", target)
 		req.Header.Set("Content-Type", contentType)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}

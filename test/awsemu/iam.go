@@ -266,9 +266,10 @@ func iamPage(form url.Values) (limit, offset int, apiErr *apiError) {
 		}
 	}
 	if m := form.Get("Marker"); m != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(m)
+		raw, decodeErr := base64.RawURLEncoding.DecodeString(m)
 		n, ok := strings.CutPrefix(string(raw), "awsemu:")
-		if offset, err = strconv.Atoi(n); err != nil || !ok || offset < 0 {
+		var err error
+		if offset, err = strconv.Atoi(n); decodeErr != nil || err != nil || !ok || offset < 0 {
 			return 0, 0, errInvalidInput("Invalid Marker: %s", m)
 		}
 	}

@@ -217,7 +217,7 @@ func stringList(v any, scalars bool) ([]string, error) {
 	for _, x := range l {
 		_, isString := x.(string)
 		_, isNumber := x.(float64)
-		if _, isBool := x.(bool); !isString && !(scalars && (isNumber || isBool)) {
+		if _, isBool := x.(bool); !isString && (!scalars || (!isNumber && !isBool)) {
 			return nil, fmt.Errorf("unexpected %T", x)
 		}
 		out = append(out, fmt.Sprint(x))

@@ -23,7 +23,7 @@ func getMetadata(t *testing.T, c *imds.Client, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer out.Content.Close()
+	defer func() { _ = out.Content.Close() }()
 	b, err := io.ReadAll(out.Content)
 	return string(b), err
 }
@@ -94,7 +94,7 @@ func TestIMDSRaw(t *testing.T) {
 	_, url := demo(t)
 	do := func(method, path string, hdr map[string]string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, url+path, nil)
+		req, _ := http.NewRequestWithContext(context.Background(), method, url+path, nil)
 		for k, v := range hdr {
 			req.Header.Set(k, v)
 		}
@@ -102,7 +102,7 @@ func TestIMDSRaw(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}

@@ -82,6 +82,8 @@ func (p protocol) writeResponse(w http.ResponseWriter, action, xmlns, requestID 
 			fmt.Fprintf(&buf, "</%sResult>", action)
 		}
 		buf.WriteString("<ResponseMetadata><RequestId>" + requestID + "</RequestId></ResponseMetadata>")
+	default:
+		// JSON protocols do not answer in XML.
 	}
 	fmt.Fprintf(&buf, "</%sResponse>", action)
 	writeBody(w, http.StatusOK, requestID, buf.Bytes())
@@ -107,6 +109,8 @@ func (p protocol) writeError(w http.ResponseWriter, requestID string, e *apiErro
 		}
 		fmt.Fprintf(&buf, "<ErrorResponse><Error><Type>%s</Type><Code>%s</Code><Message>%s</Message></Error><RequestId>%s</RequestId></ErrorResponse>",
 			typ, code, msg, requestID)
+	default:
+		// JSON protocols do not answer in XML.
 	}
 	status := e.Status
 	if status == 0 {

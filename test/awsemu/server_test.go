@@ -181,14 +181,14 @@ func TestRouting(t *testing.T) {
 	post := func(service, version, action string) (int, string) {
 		t.Helper()
 		form := url.Values{"Action": {action}, "Version": {version}}
-		req, _ := http.NewRequest(http.MethodPost, base+"/", strings.NewReader(form.Encode()))
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"/", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Authorization", fmt.Sprintf("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/%s/aws4_request, SignedHeaders=host, Signature=00", service))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}

@@ -1,6 +1,7 @@
 package awsemu
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -35,7 +36,7 @@ func Serve(f *Fixture) (*Emulator, error) {
 		}
 	}
 	s := New(f)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}

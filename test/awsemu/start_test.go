@@ -35,8 +35,12 @@ func TestStartTServesUntilCleanup(t *testing.T) {
 			t.Errorf("AWS_EC2_METADATA_DISABLED=%q off EC2", v)
 		}
 	})
-	if resp, err := http.Get(e.URL + "/latest/api/token"); err == nil {
-		resp.Body.Close()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, e.URL+"/latest/api/token", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		_ = resp.Body.Close()
 		t.Fatal("the emulator still serves after the test's cleanup")
 	}
 }

@@ -213,7 +213,7 @@ func trustAllows(doc, action, typ, value string, ctx map[string][]string) (bool,
 	if err := json.Unmarshal(top.Statement, &stmts); err != nil {
 		var one map[string]any
 		if err := json.Unmarshal(top.Statement, &one); err != nil {
-			return false, errors.New("Statement is not an object or a list of objects")
+			return false, errors.New("Statement is not an object or a list of objects") //nolint:staticcheck // ST1005: the policy document's key, spelt as in the JSON
 		}
 		stmts = []map[string]any{one}
 	}

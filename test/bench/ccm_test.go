@@ -111,13 +111,13 @@ func startCCM(b *testing.B, r *result, a ccmArgs) *ccm {
 	if err := dropFromPageCache(r.bin.path); err != nil {
 		b.Fatal(err) // RssFile would not be comparable
 	}
-	c.cmd = exec.Command(r.bin.path, args...)
+	c.cmd = exec.CommandContext(context.Background(), r.bin.path, args...)
 	c.cmd.Env = append(os.Environ(), env.aws.Env().List()...) // the emulator off EC2; nothing of the caller's AWS configuration
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := childproc.Start(c.cmd); err != nil { // own process group; SIGKILLed if the test binary dies
 		b.Fatalf("start CCM: %v", err)
 	}
-	go func() { _ = c.cmd.Wait(); f.Close(); close(c.exited) }()
+	go func() { _ = c.cmd.Wait(); _ = f.Close(); close(c.exited) }()
 	go c.sample()
 	b.Cleanup(c.stop)
 	b.Logf("%s: CCM pid %d, flags beyond production defaults: %s (log %s)", name, c.cmd.Process.Pid, strings.Join(extra, " "), c.logPath)
@@ -243,11 +243,15 @@ var scrapeClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Tran
 
 // scrape sums every series of each named metric on the CCM's /metrics.
 func (c *ccm) scrape(names ...string) (map[string]float64, error) {
-	resp, err := scrapeClient.Get(c.metrics)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, c.metrics, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	resp, err := scrapeClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", c.metrics, resp.Status)
 	}

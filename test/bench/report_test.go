@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -341,7 +342,7 @@ func header() string {
 
 // binaryVersion is the first line of `<path> --version`.
 func binaryVersion(path string) string {
-	out, err := exec.Command(path, "--version").Output()
+	out, err := exec.CommandContext(context.Background(), path, "--version").Output()
 	if err != nil {
 		return filepath.Base(path)
 	}

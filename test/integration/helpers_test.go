@@ -23,7 +23,6 @@ import (
 // which share one emulator and one cluster.
 var instanceSeq atomic.Int64
 
-var zones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
 var subnets = []string{"subnet-0itest00000000001", "subnet-0itest00000000002", "subnet-0itest00000000003"}
 
 type instanceOpts struct {

@@ -1,10 +1,11 @@
 package integration
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	"slices"
 	"strconv"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )

@@ -3,13 +3,14 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
+	"testing"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"slices"
-	"testing"
-	"time"
 
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )

@@ -3,17 +3,18 @@ package integration
 import (
 	"context"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/util/retry"
 	"maps"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/awsccmctl/awsccmctl/internal/lbnames"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
@@ -103,7 +104,7 @@ func waitHostname(t *testing.T, name string) (string, *corev1.Service) {
 	waitFor(t, 60*time.Second, "load balancer of "+name, func(ctx context.Context) (bool, error) {
 		s, err := env.kube.CoreV1().Services(lbNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 		}
 		svc = s
 		return len(s.Status.LoadBalancer.Ingress) > 0 && s.Status.LoadBalancer.Ingress[0].Hostname != "", nil
@@ -217,7 +218,7 @@ func waitWarning(t *testing.T, name, reason string, parts ...string) {
 	waitFor(t, 30*time.Second, fmt.Sprintf("Warning event %s on service %s", reason, name), func(ctx context.Context) (bool, error) {
 		evs, err := serviceEvents(ctx, name)
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 		}
 		for _, e := range evs {
 			if e.Type != corev1.EventTypeWarning || e.Reason != reason {

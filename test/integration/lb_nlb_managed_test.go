@@ -74,7 +74,7 @@ func TestNLBManagedSecurityGroup(t *testing.T) {
 	waitFor(t, 60*time.Second, "load balancer of "+svc.Name, func(ctx context.Context) (bool, error) {
 		s, err := kube.CoreV1().Services(lbNamespace).Get(ctx, svc.Name, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 		}
 		svc = s
 		return len(s.Status.LoadBalancer.Ingress) > 0 && s.Status.LoadBalancer.Ingress[0].Hostname != "", nil

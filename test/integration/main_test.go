@@ -70,7 +70,9 @@ func setup(cp *testbed.ControlPlane) error {
 	// environment variables an operator would set; IMDS is off, as for a
 	// CCM running off EC2.
 	for k, v := range env.aws.Env() {
-		os.Setenv(k, v)
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
 	}
 	cloudConfig := filepath.Join(cp.Dir, "cloud.conf")
 	conf := fmt.Sprintf("[Global]\nRegion = %s\nVPC = %s\nKubernetesClusterID = %s\n", region, vpcID, clusterID)

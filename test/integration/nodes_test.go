@@ -3,13 +3,14 @@ package integration
 import (
 	"context"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/retry"
-	cloudproviderapi "k8s.io/cloud-provider/api"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/retry"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
@@ -52,7 +53,7 @@ func TestNodesJoinAtOnce(t *testing.T) {
 		for _, name := range names {
 			node, err := getNode(ctx, name)
 			if err != nil || !initialized(node) {
-				return false, nil
+				return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 			}
 		}
 		return true, nil
@@ -129,7 +130,7 @@ func TestIdleStatusPeriodCostsOneCall(t *testing.T) {
 		for _, name := range names {
 			node, err := getNode(ctx, name)
 			if err != nil || !initialized(node) {
-				return false, nil
+				return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 			}
 		}
 		return true, nil
@@ -289,7 +290,7 @@ func TestFaultsNeverDeleteNodes(t *testing.T) {
 			waitFor(t, 60*time.Second, "convergence after the fault", func(ctx context.Context) (bool, error) {
 				n, err := getNode(ctx, joining.ID)
 				if err != nil || !initialized(n) {
-					return false, nil
+					return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 				}
 				gone, err := nodeGone(ctx, "gone-"+goneID)
 				return gone, err

@@ -49,7 +49,7 @@ func TestInitializationKeepsWhatTheCacheDrops(t *testing.T) {
 	waitFor(t, 30*time.Second, "node initialized with addresses", func(ctx context.Context) (bool, error) {
 		n, err := getNode(ctx, name)
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 		}
 		node = n
 		return initialized(n) && len(n.Status.Addresses) > 0, nil

@@ -76,7 +76,7 @@ func TestIPv6OnlyNodesInitialize(t *testing.T) {
 		for _, name := range names {
 			n, err := env.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil || n.Spec.ProviderID == "" || hasTaint(n, cloudproviderapi.TaintExternalCloudProvider) || len(n.Status.Addresses) == 0 {
-				return false, nil
+				return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 			}
 		}
 		return true, nil

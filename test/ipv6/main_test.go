@@ -56,7 +56,9 @@ func setup(cp *testbed.ControlPlane) error {
 		return err
 	}
 	for k, v := range env.aws.Env() {
-		os.Setenv(k, v)
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
 	}
 	cloudConfig := filepath.Join(cp.Dir, "cloud.conf")
 	conf := fmt.Sprintf("[Global]\nRegion = %s\nVPC = %s\nKubernetesClusterID = %s\nNodeIPFamilies = ipv6\n", region, vpcID, clusterID)

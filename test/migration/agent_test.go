@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -193,8 +192,4 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
-}
-
-func indent(s string) string {
-	return "    " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n    ")
 }

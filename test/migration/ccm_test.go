@@ -183,7 +183,7 @@ func (k *ccmKubelet) run(ctx context.Context, pod *corev1.Pod) error {
 		"--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1")
 	// On the host network the CCM sees the node's host name, which its
 	// leader-election identity carries.
-	cmd := exec.Command("/bin/sh", append([]string{"-c", `hostname "$0" && exec "$@"`, k.host, env.ccmBin}, args...)...)
+	cmd := exec.CommandContext(context.Background(), "/bin/sh", append([]string{"-c", `hostname "$0" && exec "$@"`, k.host, env.ccmBin}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUTS}
 	cmd.Env = append(os.Environ(), awsEnv()...)
 	logPath := filepath.Join(dir, "ccm.log")

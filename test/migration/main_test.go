@@ -1,6 +1,7 @@
 package migration
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,7 +78,7 @@ func setup(cp *testbed.ControlPlane) error {
 	// The real binaries, as operators and the DaemonSet run them.
 	for out, pkg := range map[*string]string{&env.ccmBin: "./cmd/aws-cloud-controller-manager", &env.ctlBin: "./cmd/awsccmctl"} {
 		*out = filepath.Join(cp.Dir, filepath.Base(pkg))
-		build := exec.Command("go", "build", "-o", *out, pkg)
+		build := exec.CommandContext(context.Background(), "go", "build", "-o", *out, pkg)
 		build.Dir = filepath.Join("..", "..")
 		if b, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("build %s: %w\n%s", pkg, err, b)

@@ -566,7 +566,7 @@ func healthzOverHTTPS(baseURL string) func(ctx context.Context) ([]string, error
 		if err != nil {
 			return nil, err
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if err != nil {
 			return nil, fmt.Errorf("%s/healthz: %w", baseURL, err)

@@ -48,7 +48,7 @@ func TestStalledHolderIsNotReported(t *testing.T) {
 		t.Fatal("no kube-controller-manager runs")
 	}
 
-	cmd := exec.Command(env.ctlBin, "migrate-from-intree", "node", "--root", cp.root, "--phase", migrate.PhaseControlPlaneLeaderMigration,
+	cmd := exec.CommandContext(context.Background(), env.ctlBin, "migrate-from-intree", "node", "--root", cp.root, "--phase", migrate.PhaseControlPlaneLeaderMigration,
 		"--node-name", cpNode, "--kubeconfig", env.cp.KubeconfigPath, "--wait", "40s", "-o", "json")
 	cmd.Env = append(os.Environ(), awsEnv()...)
 	stderr, err := cmd.StderrPipe()

@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,7 +43,7 @@ func setup(cp *testbed.ControlPlane) error {
 	// The real binary, as the DaemonSet runs it (without -race: this is the
 	// product, not the test).
 	env.ccmPath = filepath.Join(cp.Dir, "aws-cloud-controller-manager")
-	build := exec.Command("go", "build", "-o", env.ccmPath, "./cmd/aws-cloud-controller-manager")
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", env.ccmPath, "./cmd/aws-cloud-controller-manager")
 	build.Dir = filepath.Join("..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("build the CCM: %w\n%s", err, out)

@@ -139,7 +139,7 @@ func startCCM(t *testing.T, objs []*unstructured.Unstructured, name string) *ccm
 		"node-monitor-period":          "1s",
 		"node-status-update-frequency": "2s",
 	})
-	cmd := exec.Command(env.ccmPath, args...)
+	cmd := exec.CommandContext(context.Background(), env.ccmPath, args...)
 	cmd.Env = append(os.Environ(), env.aws.Env().List()...)
 	logPath := filepath.Join(dir, name+".log")
 	start := time.Now()
@@ -197,9 +197,9 @@ func (c *ccm) scrapeMetrics(t *testing.T) int {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 		resp, err := client.Do(req)
 		if err != nil {
-			return false, nil // not listening yet
+			return false, nil //nolint:nilerr // not listening yet
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		code = resp.StatusCode
 		return true, nil
 	})
@@ -250,7 +250,7 @@ func initialized(cs kubernetes.Interface, name string) func(context.Context) (bo
 	return func(ctx context.Context) (bool, error) {
 		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // poll predicate: not ready yet, keep waiting
 		}
 		for _, taint := range n.Spec.Taints {
 			if taint.Key == cloudproviderapi.TaintExternalCloudProvider {

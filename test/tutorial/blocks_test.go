@@ -1,6 +1,7 @@
 package tutorial
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,7 @@ func TestMarkers(t *testing.T) {
 	if len(skipped) != 1 || skipped[0] != "p.md:5: needs kubeadm" {
 		t.Errorf("skipped: %q", skipped)
 	}
-	if out, err := exec.Command("bash", "-c", s).CombinedOutput(); err != nil || !strings.Contains(string(out), "ran") || strings.Contains(string(out), "kubeadm init") {
+	if out, err := exec.CommandContext(context.Background(), "bash", "-c", s).CombinedOutput(); err != nil || !strings.Contains(string(out), "ran") || strings.Contains(string(out), "kubeadm init") {
 		t.Errorf("script: %v\n%s", err, out)
 	}
 	// Another code than the marker's fails the script, and so does a
@@ -37,7 +38,7 @@ func TestMarkers(t *testing.T) {
 			t.Fatal(err)
 		}
 		s, _ := script("p.md", blocks)
-		if out, err := exec.Command("bash", "-c", s).CombinedOutput(); err == nil || !strings.Contains(string(out), "want exit 3, got 1") {
+		if out, err := exec.CommandContext(context.Background(), "bash", "-c", s).CombinedOutput(); err == nil || !strings.Contains(string(out), "want exit 3, got 1") {
 			t.Errorf("%q: %v\n%s", body, err, out)
 		}
 	}

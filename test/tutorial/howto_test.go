@@ -33,11 +33,11 @@ func TestHowTos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := exec.Command("hack/demo.sh", "up")
+	up := exec.CommandContext(context.Background(), "hack/demo.sh", "up")
 	up.Dir = root
 	up.Env = freshEnv(os.Environ())
 	t.Cleanup(func() {
-		down := exec.Command("hack/demo.sh", "down")
+		down := exec.CommandContext(context.Background(), "hack/demo.sh", "down")
 		down.Dir = root
 		if out, err := down.CombinedOutput(); err != nil {
 			t.Logf("hack/demo.sh down: %v\n%s", err, out)

@@ -46,7 +46,7 @@ func TestGettingStarted(t *testing.T) {
 	}
 	// Whatever happens, nothing the page started outlives the test.
 	t.Cleanup(func() {
-		down := exec.Command("hack/demo.sh", "down")
+		down := exec.CommandContext(context.Background(), "hack/demo.sh", "down")
 		down.Dir = root
 		if out, err := down.CombinedOutput(); err != nil {
 			t.Logf("hack/demo.sh down: %v\n%s", err, out)

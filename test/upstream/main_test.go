@@ -67,7 +67,7 @@ func setup(cp *testbed.ControlPlane) error {
 	// The real binary, as it ships (without -race: the product, not the
 	// test), run like upstream's.
 	env.this = filepath.Join(cp.Dir, "aws-cloud-controller-manager")
-	build := exec.Command("go", "build", "-o", env.this, "./cmd/aws-cloud-controller-manager")
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", env.this, "./cmd/aws-cloud-controller-manager")
 	build.Dir = filepath.Join("..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("build the CCM: %w\n%s", err, out)
@@ -118,7 +118,7 @@ func startCCM(t *testing.T, name, bin, families string) *ccm {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin,
+	cmd := exec.CommandContext(context.Background(), bin,
 		"--kubeconfig="+env.cp.KubeconfigPath,
 		"--cloud-provider=aws",
 		"--cloud-config="+confPath,

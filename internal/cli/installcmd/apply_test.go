@@ -1,6 +1,7 @@
 package installcmd_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -25,12 +26,12 @@ func TestApplyUsageErrors(t *testing.T) {
 // TestApplyUnreachableClusterExitsThree: nothing listens where the
 // kubeconfig points.
 func TestApplyUnreachableClusterExitsThree(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
+	_ = l.Close()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	content := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://%s\", insecure-skip-tls-verify: true}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: t}\n", addr)
 	if err := os.WriteFile(kubeconfig, []byte(content), 0o600); err != nil {

@@ -229,7 +229,7 @@ func TestKubeadmFromIMDS(t *testing.T) {
 		}
 	})
 	t.Run("invalid-imds-unreachable", func(t *testing.T) {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}

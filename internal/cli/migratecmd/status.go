@@ -73,7 +73,7 @@ func newStatusCommand(streams Streams) *cobra.Command {
 			return err
 		}
 		if h := st.Handover; h != nil {
-			fmt.Fprintf(streams.Out, "hand-over: the CCM took the migration lease %s after kube-controller-manager's last renewal\n", h.Gap.Duration.Round(10*time.Millisecond))
+			fmt.Fprintf(streams.Out, "hand-over: the CCM took the migration lease %s after kube-controller-manager's last renewal\n", h.Gap.Round(10*time.Millisecond))
 		}
 		return nil
 	}

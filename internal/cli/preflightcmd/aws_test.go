@@ -2,6 +2,7 @@ package preflightcmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -58,7 +59,7 @@ func TestAWSRegionUnknownStillReports(t *testing.T) {
 func TestAWSUnreachableExitsThree(t *testing.T) {
 	cases := map[string]func(t *testing.T, e *awsemu.Emulator){
 		"STS connection refused": func(t *testing.T, _ *awsemu.Emulator) {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
+			l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
 			}

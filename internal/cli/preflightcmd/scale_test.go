@@ -419,7 +419,7 @@ func TestPreflightScaleTimed(t *testing.T) {
 		for i, bin := range bins {
 			before := apiserverRequests(t)
 			calls0 := s.emu.CallCounts()
-			cmd := exec.Command(bin, "preflight", "--kubeconfig="+testbed.Get(t).KubeconfigPath, "--cloud-config="+s.cloudConfig, "--cloud-routes=off", "-o", "json")
+			cmd := exec.CommandContext(context.Background(), bin, "preflight", "--kubeconfig="+testbed.Get(t).KubeconfigPath, "--cloud-config="+s.cloudConfig, "--cloud-routes=off", "-o", "json")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			start := time.Now()

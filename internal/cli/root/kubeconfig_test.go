@@ -1,6 +1,7 @@
 package root
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 // nothing listens on.
 func closedPortKubeconfig(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

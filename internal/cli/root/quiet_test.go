@@ -2,6 +2,7 @@ package root
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"os"
@@ -43,11 +44,11 @@ func captureStderr(t *testing.T, f func()) string {
 
 func closedPort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 

@@ -55,7 +55,7 @@ func ownsLabel(e metav1.ManagedFieldsEntry, key string) bool {
 		return false
 	}
 	var fields map[string]any
-	if err := json.Unmarshal(e.FieldsV1.Raw, &fields); err != nil {
+	if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields); err != nil {
 		return false
 	}
 	meta, _ := fields["f:metadata"].(map[string]any)

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pmezard/go-difflib/difflib"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/pmezard/go-difflib/difflib"
 	"sigs.k8s.io/yaml"
 )
 

@@ -119,7 +119,7 @@ func wantHandedBack(t *testing.T, u *unstructured.Unstructured, labels, annotati
 	}
 	for _, e := range live.GetManagedFields() {
 		if e.Manager == apply.FieldManager {
-			t.Errorf("%s: %s still has fields of %s: %s", when, apply.Ref(u), apply.FieldManager, e.FieldsV1.Raw)
+			t.Errorf("%s: %s still has fields of %s: %s", when, apply.Ref(u), apply.FieldManager, e.FieldsV1.GetRawString())
 		}
 	}
 	return live

@@ -186,6 +186,8 @@ func shape(n *yaml.Node) string {
 		return "a list"
 	case yaml.MappingNode:
 		return "an object"
+	default:
+		// A scalar (or anything else) is named by its value.
 	}
 	return fmt.Sprintf("%q", n.Value)
 }

@@ -2,6 +2,7 @@ package kubeadmconfig
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -172,7 +173,7 @@ func kubeadmValidate(t *testing.T, kubeadm, content string) (string, error) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b, err := exec.Command(kubeadm, "config", "validate", "--config", path).CombinedOutput()
+	b, err := exec.CommandContext(context.Background(), kubeadm, "config", "validate", "--config", path).CombinedOutput()
 	return string(b), err
 }
 

@@ -1,6 +1,7 @@
 package kubeadmconfig
 
 import (
+	"context"
 	"flag"
 	"os"
 	"os/exec"
@@ -171,7 +172,7 @@ func TestRealKubeadmAcceptsIt(t *testing.T) {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		b, err := exec.Command(kubeadm, "config", "validate", "--config", path).CombinedOutput()
+		b, err := exec.CommandContext(context.Background(), kubeadm, "config", "validate", "--config", path).CombinedOutput()
 		return string(b), err
 	}
 	if msg, err := validate("init.yaml", docs[0]+"---\n"+docs[1]); err != nil {

@@ -1,9 +1,6 @@
 package sizing
 
-import (
-	"strconv"
-	"time"
-)
+import "strconv"
 
 // Names of the flags ForNodes sizes, without dashes (as install's extraArgs
 // take them).
@@ -104,18 +101,6 @@ func (f Flags) Args() []string {
 // FlagNames lists the flags ForNodes sizes, in the order Args renders them.
 func FlagNames() []string {
 	return []string{FlagConcurrentNodeSyncs, FlagConcurrentNodeLifecycleSyncs, FlagKubeAPIQPS, FlagKubeAPIBurst}
-}
-
-// JoinBound is how long the client-side limit alone holds up the
-// initialization of f.Nodes Nodes registered at once: the requests beyond
-// the burst, at the QPS. It leaves out API latency, the workers (sized not
-// to be the bound) and the time the Nodes take to register.
-func (f Flags) JoinBound() time.Duration {
-	beyond := RequestsPerNode*min(f.Nodes, 1<<30) - f.KubeAPIBurst
-	if beyond <= 0 || f.KubeAPIQPS <= 0 {
-		return 0
-	}
-	return time.Duration(beyond) * time.Second / time.Duration(f.KubeAPIQPS)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -17,7 +17,7 @@ func lockDir(dir string) (unlock func(), err error) {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("another `migrate-from-intree node` run holds %s: wait for it to finish and run again", StateDir)
 		}
@@ -25,6 +25,6 @@ func lockDir(dir string) (unlock func(), err error) {
 	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		_ = f.Close()
 	}, nil
 }

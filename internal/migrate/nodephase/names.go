@@ -111,17 +111,6 @@ const (
 	ScopeKubelet      Scope = "kubelet"
 )
 
-// group returns the files a phase manages.
-func (p Phase) group() Scope {
-	switch p {
-	case PhaseControlPlaneLeaderMigration, PhaseControlPlaneExternal:
-		return ScopeControlPlane
-	case PhaseKubeletExternal:
-		return ScopeKubelet
-	}
-	return ScopeAll
-}
-
 // Flags and admission plugin the phases change.
 const (
 	flagCloudProvider         = "cloud-provider"

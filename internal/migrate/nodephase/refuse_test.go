@@ -78,7 +78,7 @@ func TestRefusals(t *testing.T) {
 			opts: Options{Phase: PhaseControlPlaneExternal},
 			want: "no kube-controller-manager static Pod in /etc/kubernetes/manifests: phase control-plane-external runs on control-plane nodes only (unreadable manifests: " + kubeadmKCM},
 		{name: "kube-controller-manager manifest missing", fixture: "kubeadm-control-plane",
-			prepare: func(t *testing.T, root string) { os.Remove(filepath.Join(root, kubeadmKCM)) },
+			prepare: func(t *testing.T, root string) { must(t, os.Remove(filepath.Join(root, kubeadmKCM))) },
 			opts:    Options{Phase: PhaseControlPlaneExternal},
 			want:    "control-plane nodes only"},
 		{name: "control plane phase on a worker", fixture: "kops-node",
@@ -100,7 +100,7 @@ func TestRefusals(t *testing.T) {
 		{name: "no kubelet", fixture: "kubeadm-node",
 			prepare: func(t *testing.T, root string) {
 				for _, d := range []string{"etc", "lib", "var"} {
-					os.RemoveAll(filepath.Join(root, d))
+					must(t, os.RemoveAll(filepath.Join(root, d)))
 				}
 			},
 			opts: Options{Phase: PhaseKubeletExternal},
@@ -131,8 +131,8 @@ func TestRefusals(t *testing.T) {
 		{name: "a symbolic link", fixture: "kubeadm-control-plane",
 			prepare: func(t *testing.T, root string) {
 				h := filepath.Join(root, kubeadmKCM)
-				os.Rename(h, h+".real")
-				os.Symlink(filepath.Base(h)+".real", h)
+				must(t, os.Rename(h, h+".real"))
+				must(t, os.Symlink(filepath.Base(h)+".real", h))
 			},
 			opts: Options{Phase: PhaseControlPlaneExternal},
 			want: "is a symbolic link"},
@@ -255,9 +255,18 @@ func TestCrashBeforeWrite(t *testing.T) {
 	// The external manifest was recorded; put the leader-migration one
 	// back as if the write had not happened.
 	writeNodeFile(t, root, kubeadmKCM, lm)
-	os.Chmod(filepath.Join(root, kubeadmKCM), 0o644)
+	must(t, os.Chmod(filepath.Join(root, kubeadmKCM), 0o644))
 	r := mustApply(t, o)
 	if a := actions(r); a[kubeadmKCM] != ActionModified {
 		t.Errorf("actions %v", a)
+	}
+}
+
+// must fails the test on a fixture edit that did not happen, so a case
+// never passes on a tree it did not prepare.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

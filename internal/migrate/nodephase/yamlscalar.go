@@ -315,6 +315,8 @@ func encodeScalar(style yaml.Style, s string) (string, error) {
 		return `"` + s + `"`, nil
 	case yaml.SingleQuotedStyle:
 		return "'" + s + "'", nil
+	default:
+		// Literal, folded and flow scalars are refused below.
 	}
 	return "", fmt.Errorf("cannot replace a block scalar with %q", s)
 }

@@ -128,6 +128,8 @@ func (r *runner) routeTableProblem(ctx context.Context, set *instanceSet, e *rou
 	case routes.SeveralTaggedTables:
 		fix = fmt.Sprintf("set RouteTableID in [Global] of the cloud config to the table the cluster's node routes belong in, or remove the cluster tag from the others "+
 			"(aws ec2 delete-tags --resources <rtb-id> --tags Key=%s%s, or Key=%s for the legacy tag)", clustertag.Prefix, id, clustertag.LegacyKey)
+	default:
+		// The configured table's problems keep the CCM fix.
 	}
 	return fail(fix, "the CCM's route controller would fail every sync with %q and route nothing%s", said, note)
 }

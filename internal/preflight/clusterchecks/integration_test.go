@@ -155,7 +155,7 @@ func TestScenarios(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSeed(t, real)
 			tc.seed(s)
-			var client kubernetes.Interface = real
+			client := kubernetes.Interface(real)
 			if tc.server != "" {
 				client = withServerVersion{real, tc.server}
 			}

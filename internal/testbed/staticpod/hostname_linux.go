@@ -1,6 +1,7 @@
 package staticpod
 
 import (
+	"context"
 	"os/exec"
 	"syscall"
 )
@@ -13,9 +14,9 @@ import (
 // share the machine's.
 func commandAs(hostname, binary string, args []string) *exec.Cmd {
 	if hostname == "" {
-		return exec.Command(binary, args...)
+		return exec.CommandContext(context.Background(), binary, args...)
 	}
-	cmd := exec.Command("/bin/sh", append([]string{"-c", `hostname "$0" && exec "$@"`, hostname, binary}, args...)...)
+	cmd := exec.CommandContext(context.Background(), "/bin/sh", append([]string{"-c", `hostname "$0" && exec "$@"`, hostname, binary}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUTS}
 	return cmd
 }

@@ -219,12 +219,16 @@ func TestRealKubeControllerManager126(t *testing.T) {
 
 	// Its secure port, as the manifest set it, answers /healthz.
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d/healthz", port))
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/healthz", port), nil)
+	if err != nil {
+		fail("healthz: %v", err)
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		fail("healthz: %v", err)
 	}
 	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || string(body) != "ok" {
 		fail("healthz: %d %q", resp.StatusCode, body)
 	}

@@ -271,6 +271,8 @@ func (v hostPathVolume) prepare() error {
 		return want(err == nil && st.Mode()&fs.ModeCharDevice != 0, "character device")
 	case corev1.HostPathBlockDev:
 		return want(err == nil && st.Mode()&fs.ModeDevice != 0 && st.Mode()&fs.ModeCharDevice == 0, "block device")
+	default:
+		// An unset type is not checked, as the kubelet does.
 	}
 	return nil // no type: no check, as the kubelet
 }

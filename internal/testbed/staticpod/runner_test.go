@@ -212,7 +212,7 @@ func (e *env) records() []fakeRecord {
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out []fakeRecord
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)

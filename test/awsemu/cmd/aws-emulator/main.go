@@ -65,7 +65,7 @@ func run() error {
 		srv.SetLogOutput(os.Stderr)
 	}
 
-	l, err := net.Listen("tcp", *listen)
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", *listen)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func run() error {
 			_ = hs.Close()
 			return err
 		}
-		defer os.Remove(*readyFile)
+		defer func() { _ = os.Remove(*readyFile) }()
 	}
 	fmt.Printf("AWS emulator listening on %s\n", url)
 
@@ -105,12 +105,12 @@ func writeAtomic(path, data string) error {
 		return err
 	}
 	if _, err := tmp.WriteString(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+		_ = tmp.Close()
+		_ = os.Remove(tmp.Name())
 		return err
 	}
 	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return err
 	}
 	return os.Rename(tmp.Name(), path)

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 
 func TestServeFixtureAndStopOnSIGTERM(t *testing.T) {
 	ready := filepath.Join(t.TempDir(), "url")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.CommandContext(context.Background(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "AWS_EMULATOR_RUN_MAIN=1",
 		"AWS_EMULATOR_ARGS=--fixture ../../testdata/demo.yaml --listen 127.0.0.1:0 --imds-instance-id i-0a1b2c3d4e5f60002 --ready-file "+ready)
 	stdout, err := cmd.StdoutPipe()
