@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,9 +38,9 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	binary = filepath.Join(dir, "awsccmctl")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(context.Background(), "go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		return 1
 	}
@@ -61,15 +62,15 @@ func built(t *testing.T) string {
 // connections and never answers).
 func TestInterruptExits130(t *testing.T) {
 	bin := built(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	accepted := make(chan net.Conn, 16)
 	defer func() {
-		l.Close()
+		_ = l.Close()
 		for c := range accepted {
-			c.Close()
+			_ = c.Close()
 		}
 	}()
 	go func() {
@@ -93,7 +94,7 @@ current-context: c
 	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "preflight", "--kubeconfig", kubeconfig, "--aws=false")
+	cmd := exec.CommandContext(context.Background(), bin, "preflight", "--kubeconfig", kubeconfig, "--aws=false")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -106,7 +107,7 @@ current-context: c
 	// waiting.
 	select {
 	case c := <-accepted:
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 	case err := <-done:
 		t.Fatalf("exited before connecting to the API server: %v\n%s", err, stderr.String())
 	case <-time.After(30 * time.Second):
@@ -134,7 +135,7 @@ current-context: c
 func TestErrorsKeepTheirExitCode(t *testing.T) {
 	bin := built(t)
 	var exit *exec.ExitError
-	out, err := exec.Command(bin, "preflight", "--root", t.TempDir()).CombinedOutput()
+	out, err := exec.CommandContext(context.Background(), bin, "preflight", "--root", t.TempDir()).CombinedOutput()
 	if !errors.As(err, &exit) || exit.ExitCode() != exitcode.Usage || strings.Contains(string(out), "interrupted") {
 		t.Fatalf("preflight --root without --node: %v, want exit %d\n%s", err, exitcode.Usage, out)
 	}

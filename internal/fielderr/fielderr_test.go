@@ -32,7 +32,7 @@ func TestProblemsAndFieldOf(t *testing.T) {
 	if got := fmt.Sprint(fields); got != "[image - replicas]" {
 		t.Errorf("fields = %s, want [image - replicas]", got)
 	}
-	if got := Problems(plain); len(got) != 1 || got[0] != plain {
+	if got := Problems(plain); len(got) != 1 || !errors.Is(got[0], plain) {
 		t.Errorf("Problems(one error) = %v", got)
 	}
 }

@@ -256,9 +256,9 @@ func TestConcurrentAccessIsRaceFree(t *testing.T) {
 		inst, err := v.ByName(context.Background(), name(k))
 		switch {
 		case k < 50 && (err != nil || inst == nil || inst.ID != id(k) || inst.PrivateDNSName != name(k)):
-			return fmt.Errorf("ByName(%d) = %+v, %v; want instance %s", k, inst, err, id(k))
+			return fmt.Errorf("ByName(%d) = %+v, %w; want instance %s", k, inst, err, id(k))
 		case k >= 50 && !errors.Is(err, ErrNotFound):
-			return fmt.Errorf("ByName(%d) = %+v, %v; want ErrNotFound", k, inst, err)
+			return fmt.Errorf("ByName(%d) = %+v, %w; want ErrNotFound", k, inst, err)
 		}
 		return nil
 	}

@@ -185,7 +185,7 @@ func TestGetLeftovers(t *testing.T) {
 			name: "unattached target group of the NLB remains",
 			svc:  nlbSvc(),
 			setup: func(f *fakeAWS, svc *corev1.Service) {
-				f.orphan = &elbv2types.TargetGroup{TargetGroupArn: aws.String("arn:tg"), TargetGroupName: aws.String(upstreamTargetGroupName(testCluster, "shop", "web", 80, 30080, "TCP", "TCP", 30))}
+				f.orphan = &elbv2types.TargetGroup{TargetGroupArn: aws.String("arn:tg"), TargetGroupName: aws.String(upstreamTargetGroupName(testCluster, "shop", "web", 80, 30080))}
 				f.orphanTags = ownedTags
 			},
 			wantExists: true,
@@ -194,7 +194,7 @@ func TestGetLeftovers(t *testing.T) {
 			name: "another Service's target group of the same name is not a leftover",
 			svc:  nlbSvc(),
 			setup: func(f *fakeAWS, svc *corev1.Service) {
-				f.orphan = &elbv2types.TargetGroup{TargetGroupArn: aws.String("arn:tg"), TargetGroupName: aws.String(upstreamTargetGroupName(testCluster, "shop", "web", 80, 30080, "TCP", "TCP", 30))}
+				f.orphan = &elbv2types.TargetGroup{TargetGroupArn: aws.String("arn:tg"), TargetGroupName: aws.String(upstreamTargetGroupName(testCluster, "shop", "web", 80, 30080))}
 				f.orphanTags = map[string]string{"kubernetes.io/cluster/" + testCluster: "owned", "kubernetes.io/service-name": "shop/other"}
 			},
 		},

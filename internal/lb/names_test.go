@@ -50,12 +50,13 @@ func TestTargetGroupNameInputs(t *testing.T) {
 	}
 }
 
-// upstreamTargetGroupName is the target group name upstream gives the
-// listener (lbnames' tests pin lbnames.TargetGroupName to upstream's
-// formula and to golden values).
-func upstreamTargetGroupName(cluster, ns, name string, port, nodePort int32, proto, hcProto string, interval int32) string {
+// upstreamTargetGroupName is the target group name upstream gives a TCP
+// listener with the default TCP health check every 30 s, the listener
+// these tests make (lbnames' tests pin lbnames.TargetGroupName to
+// upstream's formula and to golden values).
+func upstreamTargetGroupName(cluster, ns, name string, port, nodePort int32) string {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	return lbnames.TargetGroupName(cluster, svc, lbnames.TargetGroupInputs{
-		Port: port, NodePort: nodePort, TargetProtocol: proto, HealthCheckProtocol: hcProto, HealthCheckInterval: interval,
+		Port: port, NodePort: nodePort, TargetProtocol: "TCP", HealthCheckProtocol: "TCP", HealthCheckInterval: 30,
 	})
 }

@@ -72,7 +72,7 @@ func TestEmuNLBLifecycle(t *testing.T) {
 	for port, np := range map[int32]int32{80: 30080, 443: 30443} {
 		tg := groups[port]
 		// The target group name is upstream's: existing ones are adopted.
-		wantEq(t, "target group name", tg.Name, upstreamTargetGroupName("demo", "default", "nlb-web", port, np, "TCP", "TCP", 30))
+		wantEq(t, "target group name", tg.Name, upstreamTargetGroupName("demo", "default", "nlb-web", port, np))
 		if tg.Protocol != "TCP" || tg.Port != np || tg.TargetType != "instance" || tg.VPCID != emuVPC {
 			t.Errorf("target group of %d: %s:%d %s in %s, want TCP:%d instance", port, tg.Protocol, tg.Port, tg.TargetType, tg.VPCID, np)
 		}
@@ -485,7 +485,7 @@ func TestEmuNLBAdoption(t *testing.T) {
 	t.Parallel()
 	svc := emuService("legacy-nlb", map[string]string{nlbType: "nlb"})
 	name := lbName(svc)
-	tgName := upstreamTargetGroupName("demo", "default", "legacy-nlb", 80, 30080, "TCP", "TCP", 30)
+	tgName := upstreamTargetGroupName("demo", "default", "legacy-nlb", 80, 30080)
 	e := newEmu(t, emuOptions{policy: policyBroad, fixture: func(f *awsemu.Fixture) {
 		f.LoadBalancers = append(f.LoadBalancers, awsemu.LoadBalancer{
 			Name: name, Type: awsemu.LBTypeNetwork, Subnets: []string{emuSubnetA, emuSubnetB, emuSubnetC},
@@ -524,7 +524,7 @@ func TestEmuNLBForeign(t *testing.T) {
 	t.Parallel()
 	svc := emuService("nlb-foreign", map[string]string{nlbType: "nlb"})
 	name := lbName(svc)
-	tgName := upstreamTargetGroupName("demo", "default", "nlb-foreign", 80, 30080, "TCP", "TCP", 30)
+	tgName := upstreamTargetGroupName("demo", "default", "nlb-foreign", 80, 30080)
 	owned := map[string]string{"kubernetes.io/cluster/demo": "owned", "kubernetes.io/service-name": "default/nlb-foreign"}
 	tests := []struct {
 		name    string

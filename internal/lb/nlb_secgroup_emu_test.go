@@ -147,7 +147,7 @@ func TestEmuNLBManagedGroupAdoptedFromUpstream(t *testing.T) {
 	name := lbName(svc)
 	sgName := lbnames.NLBSecurityGroupName(DefaultClusterName, svc)
 	const sgID = "sg-0a0b0c0d0e0f00001"
-	tg := upstreamTargetGroupName("demo", "default", "up-nlb", 80, 30080, "TCP", "TCP", 30)
+	tg := upstreamTargetGroupName("demo", "default", "up-nlb", 80, 30080)
 	owned := map[string]string{"kubernetes.io/cluster/demo": "owned", "kubernetes.io/service-name": "default/up-nlb"}
 	e := managedNLB(t, func(f *awsemu.Fixture) {
 		f.SecurityGroups = append(f.SecurityGroups, awsemu.SecurityGroup{ID: sgID, Name: sgName, Description: nlbGroupDescription, VPCID: emuVPC,

@@ -26,7 +26,7 @@ func TestEmuNLBListenerTags(t *testing.T) {
 	name := lbName(svc)
 	want := map[string]string{"kubernetes.io/cluster/demo": "owned", "kubernetes.io/service-name": "default/nlb-tags", "team": "web"}
 	tg := func(port, nodePort int32) string {
-		return upstreamTargetGroupName("demo", "default", "nlb-tags", port, nodePort, "TCP", "TCP", 30)
+		return upstreamTargetGroupName("demo", "default", "nlb-tags", port, nodePort)
 	}
 	e := newEmu(t, emuOptions{fixture: func(f *awsemu.Fixture) {
 		f.LoadBalancers = append(f.LoadBalancers, awsemu.LoadBalancer{

@@ -116,7 +116,7 @@ func IsFlag(tok string) bool {
 	if name == "" || name[0] == '-' || name[0] == '=' || name[0] == '_' || name[0] == '.' {
 		return false
 	}
-	return !(name[0] >= '0' && name[0] <= '9')
+	return name[0] < '0' || name[0] > '9'
 }
 
 // NormalizeName spells a flag name as the Kubernetes components' flag sets

@@ -99,11 +99,11 @@ func ScanEnvFile(s string) []EnvLine {
 	var out []EnvLine
 	line, counted := 1, 0
 	for i := 0; i < len(s); {
-		switch c := s[i]; {
-		case c == '\n' || c == ' ' || c == '\t':
+		switch s[i] {
+		case '\n', ' ', '\t':
 			i++
 			continue
-		case c == '#' || c == ';':
+		case '#', ';':
 			for i < len(s) && s[i] != '\n' {
 				i++
 			}
@@ -252,14 +252,14 @@ func splitWords(s string, relax bool) ([]string, error) {
 	inWord := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		switch c {
+		case ' ', '\t', '\n', '\r':
 			if inWord {
 				words = append(words, w.String())
 				w.Reset()
 				inWord = false
 			}
-		case c == '\\':
+		case '\\':
 			inWord = true
 			if i+1 >= len(s) {
 				if !relax {
@@ -270,7 +270,7 @@ func splitWords(s string, relax bool) ([]string, error) {
 			}
 			i++
 			w.WriteString(cUnescape(s[i]))
-		case c == '"' || c == '\'':
+		case '"', '\'':
 			inWord = true
 			text, n, closed := readQuoted(s[i+1:], c)
 			if !closed && !relax {

@@ -1,6 +1,7 @@
 package bufferedbody
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -23,7 +24,7 @@ func (f roundTripFunc) Do(r *http.Request) (*http.Response, error)        { retu
 
 func TestRequestBuffersTheBody(t *testing.T) {
 	body := &closeTracker{Reader: strings.NewReader("Action=DescribeInstances")}
-	r, _ := http.NewRequest(http.MethodPost, "http://example.invalid/", body)
+	r, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://example.invalid/", body)
 	got, err := Request(r)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +50,7 @@ func TestRequestBuffersTheBody(t *testing.T) {
 }
 
 func TestRequestWithoutBodyIsUnchanged(t *testing.T) {
-	r, _ := http.NewRequest(http.MethodGet, "http://example.invalid/", nil)
+	r, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://example.invalid/", nil)
 	if got, err := Request(r); err != nil || got != r {
 		t.Errorf("Request = %p, %v; want the request itself", got, err)
 	}
@@ -65,9 +66,14 @@ func TestWrappersSendTheBufferedRequest(t *testing.T) {
 	for name, send := range map[string]func(*http.Request) (*http.Response, error){
 		"Client": Client{Inner: inner}.Do, "Transport": Transport{Base: inner}.RoundTrip,
 	} {
-		r, _ := http.NewRequest(http.MethodPost, "http://example.invalid/", &closeTracker{Reader: strings.NewReader("x")})
-		if _, err := send(r); err != nil {
+		r, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://example.invalid/", &closeTracker{Reader: strings.NewReader("x")})
+		resp, err := send(r)
+		if err != nil {
 			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if resp.Body != nil {
+			_ = resp.Body.Close()
 		}
 	}
 }

@@ -194,8 +194,9 @@ func touchesKCM(p nodephase.Phase, scope nodephase.Scope) bool {
 		return true
 	case nodephase.PhaseRestore:
 		return scope != nodephase.ScopeKubelet
+	default: // kubelet-external changes the kubelet only
+		return false
 	}
-	return false
 }
 
 // identifyLocalKCM finds the local kube-controller-manager process and the

@@ -40,8 +40,8 @@ const (
 // Validate returns every problem with o at once, each a *fielderr.Error.
 func (o Options) Validate() error {
 	var errs []error
-	switch {
-	case o.ClusterName == "":
+	switch o.ClusterName {
+	case "":
 		errs = append(errs, fielderr.Errorf(FieldClusterName, ": required (the kops cluster name, as `kops get clusters` lists it)"))
 	default:
 		for _, m := range validation.IsDNS1123Subdomain(o.ClusterName) {

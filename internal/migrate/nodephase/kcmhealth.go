@@ -81,7 +81,7 @@ func GetHealthz(ctx context.Context, client *http.Client, url string) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
@@ -95,7 +95,7 @@ func GetHealthz(ctx context.Context, client *http.Client, url string) ([]string,
 func WaitKCM(ctx context.Context, client *http.Client, ep KCMEndpoint, phase Phase, wait time.Duration, log io.Writer) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	last := "no answer yet"
+	var last string
 	for {
 		checks, err := GetHealthz(ctx, client, ep.URL)
 		switch {

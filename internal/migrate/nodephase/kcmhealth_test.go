@@ -55,10 +55,10 @@ func TestWaitKCMWaitsForTheMigratedControllersToStop(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		calls++
 		if calls == 1 {
-			io.WriteString(w, "[+]ping ok\n[+]cloud-node-lifecycle ok\nhealthz check passed\n")
+			_, _ = io.WriteString(w, "[+]ping ok\n[+]cloud-node-lifecycle ok\nhealthz check passed\n")
 			return
 		}
-		io.WriteString(w, "[+]ping ok\n[+]leaderElection ok\nhealthz check passed\n")
+		_, _ = io.WriteString(w, "[+]ping ok\n[+]leaderElection ok\nhealthz check passed\n")
 	}))
 	defer srv.Close()
 	ep := KCMEndpoint{URL: srv.URL + "/healthz?verbose"}
