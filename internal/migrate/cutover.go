@@ -33,6 +33,8 @@ type kcmObserved struct {
 	Node string
 	// Mode is kcmMode of its flags; "" when the node has no mirror Pod.
 	Mode string
+	// LeaderMigrationConfig: it has --leader-migration-config.
+	LeaderMigrationConfig bool
 }
 
 // cutOverObservation is one look at the cluster during the cut-over. Its
@@ -201,6 +203,37 @@ func (e *env) observeCutOver(ctx context.Context, s *Step) (cutOverObservation, 
 	}
 	o.Now = e.now()
 	return o, nil
+}
+
+// apiserverExternal: no kube-apiserver mirror Pod keeps the in-tree
+// provider's flags or admission plugin.
+func (e *env) apiserverExternal(ctx context.Context) (bool, []string, error) {
+	pods, err := mirrorPodFlags(ctx, e.client, "kube-apiserver")
+	if err != nil {
+		return false, nil, err
+	}
+	ok := true
+	var ev []string
+	for _, p := range pods {
+		var left []string
+		for _, f := range []string{"cloud-provider", "cloud-config"} {
+			if p.Flags.Has(f) {
+				left = append(left, "--"+f)
+			}
+		}
+		for _, v := range p.Flags.Values("enable-admission-plugins") {
+			if slices.Contains(strings.Split(v, ","), "PersistentVolumeLabel") {
+				left = append(left, "PersistentVolumeLabel")
+			}
+		}
+		if len(left) > 0 {
+			ok = false
+			ev = append(ev, fmt.Sprintf("%s: kube-apiserver still has %s", p.Node, strings.Join(left, ", ")))
+		} else {
+			ev = append(ev, p.Node+": kube-apiserver without the in-tree provider")
+		}
+	}
+	return ok, ev, nil
 }
 
 // cutOverGate: every kube-controller-manager runs external without leader

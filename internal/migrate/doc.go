@@ -10,6 +10,19 @@
 // journal in the cluster (journal.go) so that a run can be resumed after a
 // crash, followed with `status`, or rolled back.
 //
+// Every gate is an observation and a decision: gates.go reads what a gate
+// needs from the cluster into a plain struct (Leases with holder and renew
+// time, the kube-controller-manager mirror Pods' modes, the node reports
+// written since the step started, the CCM's workload, rollout and
+// /healthz), and gates_decide.go judges it without reading anything
+// (decideKCMLeaderMigration, decideInstallCCM, decideFinalize, ...:
+// passed, waiting with what for, or a GuardError), table-tested in
+// gates_decide_test.go. The cut-over's gate, which keeps memory between
+// looks, is cutover.go (decideCutOver); the guards are guards.go
+// (decideGuards), a step's timeout runner.go (decideTimeout), and the
+// Leases released on a node's proof of exit release.go (departedHolders).
+// steps.go maps each step to its action, gate and undo.
+//
 // Node-local work (static Pod manifests and kubelet flags) is done by
 // internal/migrate/nodephase on each node; the Runner never touches nodes:
 // it observes the result through the API (mirror Pods, Leases, the CCM's

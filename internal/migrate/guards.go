@@ -56,17 +56,19 @@ func lbHostname(s *corev1.Service) string {
 	return strings.Join(hs, ",")
 }
 
-// checkGuards compares the cluster with the baseline:
-//   - node guard: no Node of the baseline deleted, none re-tainted
-//     uninitialized, no providerID changed;
-//   - load-balancer guard: every LoadBalancer Service of the baseline keeps
-//     its status hostname (a new hostname means a new load balancer: an
-//     outage for every client of the old one).
+// guardObservation is the cluster as the guards compare it with the
+// baseline: every Node, and every Service's load-balancer hostname.
+type guardObservation struct {
+	Nodes     map[string]*corev1.Node
+	Hostnames map[string]string
+}
+
+// checkGuards reads the Nodes and Services and compares them with the
+// baseline (decideGuards).
 func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline) error {
 	if b == nil {
 		return nil
 	}
-	var problems []string
 	// From the apiserver's watch cache (resourceVersion 0): one list of
 	// each kind per check, cheap even with thousands of Nodes; a read a
 	// moment old only delays a finding to the next check.
@@ -75,12 +77,30 @@ func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline) 
 	if err != nil {
 		return fmt.Errorf("node guard: list Nodes: %w", err)
 	}
-	byName := map[string]*corev1.Node{}
+	o := guardObservation{Nodes: map[string]*corev1.Node{}, Hostnames: map[string]string{}}
 	for i := range nodes.Items {
-		byName[nodes.Items[i].Name] = &nodes.Items[i]
+		o.Nodes[nodes.Items[i].Name] = &nodes.Items[i]
 	}
+	svcs, err := client.CoreV1().Services(metav1.NamespaceAll).List(ctx, cached)
+	if err != nil {
+		return fmt.Errorf("load-balancer guard: list Services: %w", err)
+	}
+	for i := range svcs.Items {
+		o.Hostnames[svcs.Items[i].Namespace+"/"+svcs.Items[i].Name] = lbHostname(&svcs.Items[i])
+	}
+	return decideGuards(o, b)
+}
+
+// decideGuards compares the cluster with the baseline:
+//   - node guard: no Node of the baseline deleted, none re-tainted
+//     uninitialized, no providerID changed;
+//   - load-balancer guard: every LoadBalancer Service of the baseline keeps
+//     its status hostname (a new hostname means a new load balancer: an
+//     outage for every client of the old one).
+func decideGuards(o guardObservation, b *Baseline) error {
+	var problems []string
 	for _, name := range slices.Sorted(maps.Keys(b.ProviderIDs)) {
-		n, ok := byName[name]
+		n, ok := o.Nodes[name]
 		switch {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("Node %s was deleted", name))
@@ -90,16 +110,8 @@ func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline) 
 			problems = append(problems, fmt.Sprintf("Node %s is tainted %s again: a kubelet re-registered it", name, taintUninitialized))
 		}
 	}
-	svcs, err := client.CoreV1().Services(metav1.NamespaceAll).List(ctx, cached)
-	if err != nil {
-		return fmt.Errorf("load-balancer guard: list Services: %w", err)
-	}
-	hostnames := map[string]string{}
-	for i := range svcs.Items {
-		hostnames[svcs.Items[i].Namespace+"/"+svcs.Items[i].Name] = lbHostname(&svcs.Items[i])
-	}
 	for _, key := range slices.Sorted(maps.Keys(b.Hostnames)) {
-		got, ok := hostnames[key]
+		got, ok := o.Hostnames[key]
 		switch {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("Service %s was deleted", key))

@@ -235,6 +235,23 @@ func (s *Store) Update(ctx context.Context, change func(*Journal) error) (*Journ
 	return out, s.mirror(out)
 }
 
+// HolderDeadOn reports whether the journal's holder was a process on host
+// that no longer runs: a run that died holding the journal on this machine
+// is gone, so the next one need not wait for its heartbeat to go stale.
+// Without a journal, or a holder, it is false.
+func (s *Store) HolderDeadOn(ctx context.Context, host string) bool {
+	j, err := s.Load(ctx)
+	if err != nil || j.Holder == nil {
+		return false
+	}
+	return j.Holder.deadOn(host, processAlive)
+}
+
+// deadOn: the holder ran on host, and alive says its process is gone.
+func (h Holder) deadOn(host string, alive func(pid int) bool) bool {
+	return h.Host == host && !alive(h.PID)
+}
+
 // Acquire makes h the journal's holder. Another live holder is refused with
 // a *HeldError; a holder whose heartbeat is older than HolderStaleAfter, or
 // any holder with takeover, is replaced.

@@ -389,7 +389,6 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 	if poll <= 0 {
 		poll = time.Second
 	}
-	deadline := e.stepStarted.Add(s.Timeout.Duration)
 	lastPrint, lastSeen := r.now(), ""
 	var last gateResult
 	var lastGuard time.Time
@@ -426,8 +425,8 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 			return res, nil
 		}
 		last = res
-		if r.now().After(deadline) {
-			return res, &GateError{Step: s.Name, Timeout: s.Timeout.Duration, Evidence: res.evidence}
+		if err := decideTimeout(s, e.stepStarted, r.now(), res); err != nil {
+			return res, err
 		}
 		// Progress: what the gate waits for, when it changes and every 30 s.
 		if seen := strings.Join(res.evidence, "; "); seen != lastSeen || r.now().Sub(lastPrint) >= 30*time.Second {
@@ -443,6 +442,15 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 		case <-time.After(poll):
 		}
 	}
+}
+
+// decideTimeout: a gate still waiting after the step's timeout stops the
+// run, with what it last saw.
+func decideTimeout(s *Step, started, now time.Time, last gateResult) error {
+	if !now.After(started.Add(s.Timeout.Duration)) {
+		return nil
+	}
+	return &GateError{Step: s.Name, Timeout: s.Timeout.Duration, Evidence: last.evidence}
 }
 
 // Status is where a migration stands, for `status`.

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +14,6 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
-	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
@@ -123,23 +119,6 @@ func verifyCluster(ctx context.Context, e *env, _ *Step) error {
 	return nil
 }
 
-func verifyClusterGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
-	kcm, err := mirrorPodFlags(ctx, e.client, leadermigration.ComponentKCM)
-	if err != nil {
-		return gateResult{}, err
-	}
-	var nodes []string
-	for _, k := range kcm {
-		nodes = append(nodes, k.Node)
-	}
-	want := slices.Sorted(slices.Values(e.plan.Spec.Cluster.ControlPlaneNodes))
-	if !slices.Equal(nodes, want) {
-		return gateResult{}, fmt.Errorf("kube-controller-manager runs on %v, the plan was made for %v: make a new plan", nodes, want)
-	}
-	return passed(fmt.Sprintf("apiserver %s; kube-controller-manager on %s; baseline: %d Nodes, %d load balancers",
-		e.plan.Spec.Cluster.KubernetesVersion, strings.Join(nodes, ", "), len(e.journal.Baseline.ProviderIDs), len(e.journal.Baseline.Hostnames))), nil
-}
-
 // --- migration-rbac ---------------------------------------------------------
 
 func applyRBAC(ctx context.Context, e *env, _ *Step) error {
@@ -149,45 +128,6 @@ func applyRBAC(ctx context.Context, e *env, _ *Step) error {
 	}
 	_, err = e.applier.Apply(ctx, objs, apply.Options{Progress: e.out})
 	return err
-}
-
-// rbacGate asks the apiserver (SubjectAccessReview) whether both managers
-// may get and update the migration lease; without it the manager that lacks
-// it never takes the lease.
-func rbacGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
-	if !e.leaderMigration() {
-		if _, err := e.client.CoreV1().ConfigMaps(Namespace).Get(ctx, ReportsName, metav1.GetOptions{}); err != nil {
-			return waiting(fmt.Sprintf("ConfigMap %s/%s: %v", Namespace, ReportsName, err)), nil
-		}
-		return passed(fmt.Sprintf("ConfigMap %s/%s exists; %s may write it", Namespace, ReportsName, NodesGroup)), nil
-	}
-	v, err := e.plan.Values()
-	if err != nil {
-		return gateResult{}, err
-	}
-	v.Default()
-	kcm := e.plan.Spec.Cluster.KCMIdentity
-	if kcm == "" {
-		kcm = DefaultKCMIdentity
-	}
-	ccm := "system:serviceaccount:" + v.Namespace + ":" + install.ServiceAccountName
-	var seen []string
-	for _, who := range []struct {
-		user   string
-		groups []string
-	}{{kcm, nil}, {ccm, []string{"system:serviceaccounts", "system:serviceaccounts:" + v.Namespace}}} {
-		for _, verb := range []string{"get", "update"} {
-			ok, reason, err := canAccessLease(ctx, e.client, who.user, who.groups, verb)
-			if err != nil {
-				return gateResult{}, err
-			}
-			if !ok {
-				return waiting(fmt.Sprintf("%s may not %s Lease %s/%s yet (%s)", who.user, verb, leadermigration.LeaseNamespace, leadermigration.LeaseName, reason)), nil
-			}
-		}
-		seen = append(seen, who.user+" may get and update the migration lease")
-	}
-	return passed(seen...), nil
 }
 
 // deleteRBAC removes the migration's Roles, RoleBindings and the reports
@@ -215,22 +155,6 @@ func deleteRBAC(ctx context.Context, e *env, _ *Step) error {
 
 // --- control-plane node steps ----------------------------------------------
 
-// kcmFlagsOn returns the kube-controller-manager flags on every planned
-// control-plane node, or the nodes still missing a mirror Pod.
-func (e *env) kcmFlags(ctx context.Context) ([]staticPodFlags, []string, error) {
-	pods, err := mirrorPodFlags(ctx, e.client, leadermigration.ComponentKCM)
-	if err != nil {
-		return nil, nil, err
-	}
-	var missing []string
-	for _, n := range e.plan.Spec.Cluster.ControlPlaneNodes {
-		if !slices.ContainsFunc(pods, func(p staticPodFlags) bool { return p.Node == n }) {
-			missing = append(missing, n)
-		}
-	}
-	return pods, missing, nil
-}
-
 // kcmMode classifies one kube-controller-manager's flags.
 func kcmMode(f nodefiles.Flags) string {
 	provider, _ := f.Get("cloud-provider")
@@ -253,130 +177,6 @@ func kcmMode(f nodefiles.Flags) string {
 func flagTrue(f nodefiles.Flags, name string) bool {
 	b, err := f.Bool(name, false)
 	return err == nil && b
-}
-
-// kcmAllIn waits until every control-plane node's kube-controller-manager
-// runs in mode.
-func (e *env) kcmAllIn(ctx context.Context, mode string) (bool, []string, error) {
-	pods, missing, err := e.kcmFlags(ctx)
-	if err != nil {
-		return false, nil, err
-	}
-	ok := len(missing) == 0
-	var ev []string
-	for _, p := range pods {
-		m := kcmMode(p.Flags)
-		if m != mode {
-			ok = false
-		}
-		if mode == "in-tree with leader migration" && !p.Flags.Has("leader-migration-config") {
-			ok = false
-			m += " but no --leader-migration-config"
-		}
-		ev = append(ev, fmt.Sprintf("%s: kube-controller-manager %s", p.Node, m))
-	}
-	for _, n := range missing {
-		ev = append(ev, n+": no kube-controller-manager mirror Pod")
-	}
-	return ok, ev, nil
-}
-
-// kcmLeaderMigrationGate: every kube-controller-manager runs in-tree with
-// leader migration, and one of them holds the migration lease.
-func kcmLeaderMigrationGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
-	ok, ev, err := e.kcmAllIn(ctx, "in-tree with leader migration")
-	if err != nil || !ok {
-		return waiting(ev...), err
-	}
-	return e.kcmHoldsMigrationLease(ctx, ev)
-}
-
-// kcmHoldsMigrationLease passes, with ev and the leases as evidence, once a
-// kube-controller-manager holds the migration lease and renews it.
-func (e *env) kcmHoldsMigrationLease(ctx context.Context, ev []string) (gateResult, error) {
-	l, err := readLeases(ctx, e.client)
-	if err != nil {
-		return gateResult{}, err
-	}
-	ev = append(ev, l.String())
-	if l.migrationHolder() != leadermigration.ComponentKCM || !l.Migration.fresh(e.now()) {
-		return waiting(ev...), nil
-	}
-	return passed(ev...), nil
-}
-
-// kcmInTreeGate (undo of kcm-leader-migration and kcm-external): every
-// kube-controller-manager is back to the plain in-tree provider, and one of
-// them leads again. The cluster is as before only then: until a
-// kube-controller-manager holds Lease kube-controller-manager no manager
-// runs the cloud loops (after a restart without a release, one lease
-// duration).
-func kcmInTreeGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
-	ok, ev, err := e.kcmAllIn(ctx, "in-tree")
-	if err != nil || !ok {
-		return waiting(ev...), err
-	}
-	reports, missing, err := e.nodeReportsFor(ctx, s.Nodes, PhaseRestore)
-	if err != nil {
-		return gateResult{}, err
-	}
-	if len(missing) > 0 {
-		return waiting(append(ev, "no report of phase restore yet from "+strings.Join(missing, ", "))...), nil
-	}
-	l, err := readLeases(ctx, e.client)
-	if err != nil {
-		return gateResult{}, err
-	}
-	res := decideInTreeLeads(reports, l.KCM, e.now())
-	return gateResult{ok: res.ok, evidence: append(ev, res.evidence...)}, nil
-}
-
-// decideInTreeLeads: once every node reported its kube-controller-manager
-// restored (each report is written after the new process answered, so no
-// process of before is left), a kube-controller-manager that renews Lease
-// kube-controller-manager after the last report is a restored one, and a
-// plain in-tree kube-controller-manager that leads starts every controller,
-// the cloud loops with them. It lists them in /healthz?verbose only once all
-// have started (11-13 s after taking the Lease, measured on the test bed),
-// and only its node can read that; so the gate waits until the leader has
-// held the Lease, renewing it, for one lease duration: a
-// kube-controller-manager whose controllers fail to start exits and stops
-// renewing well within it.
-func decideInTreeLeads(reports map[string]NodeReport, main lease, now time.Time) gateResult {
-	var last time.Time
-	var shown []string
-	for _, n := range slices.Sorted(maps.Keys(reports)) {
-		r := reports[n]
-		if r.Time.After(last) {
-			last = r.Time.Time
-		}
-		if running := leadermigration.Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {
-			shown = append(shown, fmt.Sprintf("%s: kube-controller-manager /healthz?verbose lists %v", n, running))
-		}
-	}
-	d := main.Duration
-	if d <= 0 {
-		d = DefaultLeaseDuration
-	}
-	ev := []string{fmt.Sprintf("Lease %s: holder %q, acquired %s, renewed %s", leadermigration.KCMLeaseName, main.Holder,
-		main.Acquired.UTC().Format("15:04:05.000"), main.Renewed.UTC().Format("15:04:05.000"))}
-	switch {
-	case !main.fresh(now):
-		return waiting(append(ev, "no kube-controller-manager leads yet")...)
-	case !main.Renewed.After(last):
-		return waiting(append(ev, "waiting for a restored kube-controller-manager to lead")...)
-	case main.Renewed.Sub(main.Acquired) < d:
-		return waiting(append(ev, fmt.Sprintf("a restored kube-controller-manager leads since %s; waiting until it has led for %s (it starts every controller)", main.Acquired.UTC().Format("15:04:05.000"), d))...)
-	}
-	return passed(append(append(ev, fmt.Sprintf("a restored kube-controller-manager has led for %s, renewing: it runs every controller, the cloud loops included", main.Renewed.Sub(main.Acquired).Round(time.Second))), shown...)...)
-}
-
-// kcmLeaderMigrationMirrorGate (undo of cut-over): kube-controller-manager
-// runs in-tree with leader migration again; the CCM keeps the migration
-// lease until install-ccm is undone.
-func kcmLeaderMigrationMirrorGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
-	ok, ev, err := e.kcmAllIn(ctx, "in-tree with leader migration")
-	return gateResult{ok: ok, evidence: ev}, err
 }
 
 // --- install-ccm ------------------------------------------------------------
@@ -412,82 +212,9 @@ func (e *env) writeCCM(ctx context.Context, leaderMigration, remove bool, kopsSt
 	return err
 }
 
-// installCCMGate, leader-migration mode: the CCM leads its own lease and
-// runs the cloud-node controller, the migration lease stays with
-// kube-controller-manager, and the CCM runs none of the migrated loops.
-// Restart mode: the CCM leads and runs the migrated loops.
-func installCCMGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
-	l, err := readLeases(ctx, e.client)
-	if err != nil {
-		return gateResult{}, err
-	}
-	ev := []string{l.String()}
-	if e.leaderMigration() {
-		pods, _, err := e.kcmFlags(ctx)
-		if err != nil {
-			return gateResult{}, err
-		}
-		for _, p := range pods {
-			if kcmMode(p.Flags) == "in-tree" {
-				return gateResult{}, &GuardError{Problems: []string{fmt.Sprintf(
-					"split brain risk: kube-controller-manager on %s runs the in-tree provider without leader migration; it runs the cloud loops whenever it leads, whoever holds the migration lease: run `migrate-from-intree node --phase %s` there", p.Node, PhaseControlPlaneLeaderMigration)}}
-			}
-		}
-	}
-	if !l.CCM.fresh(e.now()) || l.CCM.Renewed.Before(e.stepStarted.Add(-time.Second)) {
-		return waiting(append(ev, "the CCM does not lead its lease yet")...), nil
-	}
-	pod, checks, err := ccmHealthz(ctx, e.client, e.ns)
-	if err != nil {
-		return waiting(append(ev, err.Error())...), nil
-	}
-	ev = append(ev, fmt.Sprintf("CCM Pod %s /healthz?verbose: %s", pod, strings.Join(checks, ", ")))
-	running := leadermigration.Running(checks, leadermigration.CCMNames())
-	if !e.leaderMigration() {
-		return gateResult{ok: len(running) > 0, evidence: ev}, nil
-	}
-	if len(running) > 0 {
-		return gateResult{}, &GuardError{Problems: []string{fmt.Sprintf(
-			"split brain: the CCM runs %v while kube-controller-manager holds the migration lease (%s)", running, l)}}
-	}
-	if l.migrationHolder() != leadermigration.ComponentKCM {
-		return waiting(append(ev, "the migration lease is not held by kube-controller-manager")...), nil
-	}
-	if !slices.Contains(checks, "cloud-node-controller") {
-		return waiting(append(ev, "the CCM does not run cloud-node-controller yet")...), nil
-	}
-	return passed(ev...), nil
-}
-
 func uninstallCCM(ctx context.Context, e *env, _ *Step) error {
 	return e.writeCCM(ctx, e.leaderMigration(), true,
 		"`kops edit cluster --unset=cluster.spec.cloudControllerManager` and `kops update cluster --yes`")
-}
-
-// uninstallCCMGate: the CCM's workload is gone and, in leader-migration
-// mode, kube-controller-manager holds the migration lease again (about one
-// lease duration after the CCM stopped).
-func uninstallCCMGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
-	var ev []string
-	for _, get := range []func() error{
-		func() error {
-			_, err := e.client.AppsV1().DaemonSets(e.ns).Get(ctx, install.AppName, metav1.GetOptions{})
-			return err
-		},
-		func() error {
-			_, err := e.client.AppsV1().Deployments(e.ns).Get(ctx, install.AppName, metav1.GetOptions{})
-			return err
-		},
-	} {
-		if err := get(); !apierrors.IsNotFound(err) {
-			return waiting("the CCM's workload still exists"), nil
-		}
-	}
-	ev = append(ev, "the CCM's workload is gone")
-	if !e.leaderMigration() {
-		return passed(ev...), nil
-	}
-	return e.kcmHoldsMigrationLease(ctx, ev)
 }
 
 // ccmWorkloadArgs returns the CCM container's args of the installed

@@ -2,11 +2,9 @@ package migratecmd
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,7 +51,7 @@ func newApplyCommand(streams Streams, resume bool) *cobra.Command {
 			}
 			// A run that died holding the journal on this machine is gone:
 			// no need to wait for its heartbeat to go stale.
-			r.Takeover = o.Takeover || deadLocalHolder(ctx, r)
+			r.Takeover = o.Takeover || r.Store.HolderDeadOn(ctx, r.Holder.Host)
 		}
 		return runError(ctx, r.Apply(ctx, o.Until))
 	}
@@ -77,7 +75,7 @@ func newRollbackCommand(streams Streams) *cobra.Command {
 			return err
 		}
 		ctx := cmd.Context()
-		r.Takeover = o.Takeover || deadLocalHolder(ctx, r)
+		r.Takeover = o.Takeover || r.Store.HolderDeadOn(ctx, r.Holder.Host)
 		return runError(ctx, r.Rollback(ctx, o.To))
 	}
 	return cmd
@@ -138,21 +136,4 @@ func (o *runOptions) runner(kube *clusterFlags, streams Streams, command string)
 		}
 	}
 	return r, nil
-}
-
-// deadLocalHolder reports whether the journal's holder was a process on
-// this machine that no longer runs.
-func deadLocalHolder(ctx context.Context, r *migrate.Runner) bool {
-	j, err := r.Store.Load(ctx)
-	if err != nil || j.Holder == nil {
-		return false
-	}
-	return j.Holder.Host == r.Holder.Host && !processAlive(j.Holder.PID)
-}
-
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	return syscall.Kill(pid, 0) == nil
 }

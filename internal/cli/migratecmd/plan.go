@@ -10,10 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
-	"github.com/awsccmctl/awsccmctl/internal/cli/preflightcmd"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
-	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/gather"
 )
 
@@ -73,26 +71,25 @@ permissions, ...), and a kube-controller-manager that runs cloud routes.`,
 			return err
 		}
 		ctx := cmd.Context()
-		cluster, err := migrate.Discover(ctx, client)
-		if err != nil {
+		p, err := migrate.PlanCluster(ctx, client, migrate.ClusterPlanOptions{
+			Plan: migrate.PlanOptions{Name: o.Name, Mode: migrate.Mode(o.Mode), Install: inst, NodeStepTimeout: o.NodeTimeout},
+			Preflight: gather.Options{
+				Ignore: o.IgnoreChecks, AWS: o.AWS, CloudConfig: o.CloudConfig, Region: o.Region,
+				HostNetwork: true, CloudRoutes: gather.CloudRoutesAuto, Kube: kube.kube,
+			},
+			Progress: streams.Err,
+		})
+		var (
+			discover *migrate.DiscoverError
+			pf       *migrate.PreflightError
+			refused  *migrate.RefusedError
+		)
+		switch {
+		case errors.As(err, &discover):
 			return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
-		}
-		fmt.Fprintf(streams.Err, "cluster: %s, %d control-plane node(s), %d Nodes, %d LoadBalancer Services\n",
-			cluster.Version, len(cluster.KCM), len(cluster.Nodes), len(cluster.LoadBalancers))
-		report, err := gather.Collect(ctx, gather.Options{
-			Mode: preflight.ModePreMigrate, Ignore: o.IgnoreChecks, AWS: o.AWS,
-			CloudConfig: o.CloudConfig, Region: o.Region, HostNetwork: true, CloudRoutes: gather.CloudRoutesAuto, Kube: kube.kube,
-		})
-		if err != nil {
-			return fmt.Errorf("pre-migrate preflight: %w", preflightcmd.ExitError(err))
-		}
-		fmt.Fprintf(streams.Err, "preflight (pre-migrate): %d passed, %d warnings, %d failed, %d skipped\n",
-			report.Summary.Pass, report.Summary.Warn, report.Summary.Fail, report.Summary.Skip)
-		p, err := migrate.BuildPlan(cluster, migrate.PlanOptions{
-			Name: o.Name, Mode: migrate.Mode(o.Mode), Install: inst, Preflight: &report, NodeStepTimeout: o.NodeTimeout,
-		})
-		if err != nil {
-			var refused *migrate.RefusedError
+		case errors.As(err, &pf):
+			return exitcode.FromPreflight(err)
+		case err != nil:
 			if errors.As(err, &refused) && format == "json" {
 				_ = json.NewEncoder(streams.Out).Encode(map[string]any{"refused": true, "refusals": refused.Refusals})
 			}

@@ -6,7 +6,6 @@ package preflightcmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -125,7 +124,7 @@ func Run(ctx context.Context, o Options, format string, streams Streams) error {
 	}
 	report, err := gather.Collect(ctx, o.gatherOptions(mode))
 	if err != nil {
-		return ExitError(err)
+		return exitcode.FromPreflight(err)
 	}
 	if err := preflight.Write(streams.Out, report, format, isTerminal(streams.Out)); err != nil {
 		return err
@@ -158,23 +157,6 @@ func (o Options) gatherOptions(mode preflight.Mode) gather.Options {
 		g.Kube = o.Kube
 	}
 	return g
-}
-
-// ExitError gives gather.Collect's errors their exit codes: bad input is a
-// usage error (2), an unreachable cluster or AWS is 3. migrate-from-intree
-// plan gives its preflight's errors the same.
-func ExitError(err error) error {
-	var (
-		input       *gather.InputError
-		unreachable *gather.UnreachableError
-	)
-	switch {
-	case errors.As(err, &input):
-		return exitcode.UsageError(err)
-	case errors.As(err, &unreachable):
-		return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
-	}
-	return err
 }
 
 // failureSummary names what failed the run: the failed checks, and with
