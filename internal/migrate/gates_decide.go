@@ -204,7 +204,7 @@ func decideInTreeLeads(reports map[string]NodeReport, main lease, now time.Time)
 	var shown []string
 	for _, n := range slices.Sorted(maps.Keys(reports)) {
 		r := reports[n]
-		if r.Time.Time.After(last) {
+		if r.Time.After(last) {
 			last = r.Time.Time
 		}
 		if running := leadermigration.Running(r.KCMHealthz, leadermigration.KCMNames()); len(running) > 0 {

@@ -17,9 +17,8 @@ import (
 
 var (
 	gT0 = time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)
-	// gStarted is when the step started; the tables decide at gNow.
+	// gStarted is when the step started.
 	gStarted = gT0.Add(time.Minute)
-	gNow     = gT0.Add(2 * time.Minute)
 )
 
 const (
@@ -36,7 +35,7 @@ func gLease(holder string, acquired, renewed int) lease {
 }
 
 // gLeases: kube-controller-manager and the CCM lead their own Leases
-// (renewed 2 s before gNow); the migration lease is migration.
+// (renewed 58 s after the step started); the migration lease is migration.
 func gLeases(migration lease) leases {
 	return leases{KCM: gLease(gKCMID, -600, 58), CCM: gLease(gCCMID, -300, 58), Migration: migration}
 }
@@ -49,8 +48,10 @@ func gKCMs(mode string, nodes ...string) kcmView {
 	return v
 }
 
-func gReport(node, phase string, s int, healthz ...string) NodeReport {
-	return NodeReport{Node: node, Phase: phase, Time: metav1.NewMicroTime(gAt(s)), KCMHealthz: append([]string{"ping", "leaderElection"}, healthz...)}
+// gReport is node's report for phase, made s seconds after the step's
+// start, of a kube-controller-manager that runs none of the migrated loops.
+func gReport(node, phase string, s int) NodeReport {
+	return NodeReport{Node: node, Phase: phase, Time: metav1.NewMicroTime(gAt(s)), KCMHealthz: []string{"ping", "leaderElection"}}
 }
 
 // checkGate asserts a decision: passed or not, a guard broken or not, and
