@@ -1,6 +1,10 @@
 package migrate
 
-import "time"
+import (
+	"time"
+
+	"github.com/awsccmctl/awsccmctl/internal/leaderlease"
+)
 
 // Step names: stable, used by --until, rollback --to, the journal and
 // scripts. Node-group steps are StepKubeletExternal + "/" + group name.
@@ -76,8 +80,9 @@ const (
 	// kube-controller-manager 1.24 or later.
 	MinLeaderMigrationMinor = 24
 	// DefaultLeaseDuration and DefaultRetryPeriod are both managers'
-	// leader-election defaults.
-	DefaultLeaseDuration = 15 * time.Second
+	// leader-election defaults (the duration is leaderlease's, the one
+	// home of what a Lease says).
+	DefaultLeaseDuration = leaderlease.DefaultDuration
 	DefaultRetryPeriod   = 2 * time.Second
 	// HolderStaleAfter: a run whose heartbeat is older no longer holds the
 	// journal; resume takes it over.
