@@ -90,7 +90,7 @@ func (o *KopsOptions) Complete(changed func(string) bool) (kopsconfig.Options, e
 	if err == nil {
 		return opts, nil
 	}
-	return opts, exitcode.UsageError(fmt.Errorf("invalid kops options:\n%s", listProblems(err, kopsFields, nil)))
+	return opts, exitcode.UsageError(fmt.Errorf("invalid kops options:\n%s", listProblems(err, kopsFields)))
 }
 
 // writeKops prints the snippet and the commands: kopsconfig.Output.Text,

@@ -223,18 +223,17 @@ func (o *KubeadmOptions) Complete(ctx context.Context, changed func(string) bool
 	return opts, nil
 }
 
-// kubeadmFields maps the prefixes of kubeadmconfig's validation errors to
-// the flags that set them (kubeadmconfig's problems are not typed yet).
-var kubeadmFields = []flagPrefix{
-	{"provider ID", flagProviderID},
-	{"kubeadm API version", flagAPIVersion},
-	{"kubernetes version", flagKubernetesVersion},
-	{"credential provider config", flagECRConfig},
-	{"credential provider bin dir", flagECRBinDir},
+// kubeadmFields maps kubeadmconfig's fields to the flags that set them.
+var kubeadmFields = flagOfField{
+	kubeadmconfig.FieldProviderID:               flagProviderID,
+	kubeadmconfig.FieldAPIVersion:               flagAPIVersion,
+	kubeadmconfig.FieldKubernetesVersion:        flagKubernetesVersion,
+	kubeadmconfig.FieldCredentialProviderConfig: flagECRConfig,
+	kubeadmconfig.FieldCredentialProviderBinDir: flagECRBinDir,
 }
 
 // describeKubeadm lists the problems one per line, each naming its flag.
-func describeKubeadm(err error) string { return listProblems(err, nil, kubeadmFields) }
+func describeKubeadm(err error) string { return listProblems(err, kubeadmFields) }
 
 // mergeKubeadm prints the user's file with the fragments merged in
 // (kubeadmconfig.Merge). Problems with the file are usage errors naming

@@ -2,10 +2,10 @@ package kubeadmconfig
 
 import (
 	"errors"
-	"fmt"
 	"path"
 
 	"github.com/awsccmctl/awsccmctl/internal/ecrcredential"
+	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 )
 
 // Kubelet flags of the image credential provider (KEP-2133).
@@ -35,14 +35,16 @@ func DefaultCredentialProvider() *CredentialProvider {
 }
 
 // validate checks both are absolute, clean paths (the kubelet resolves
-// them on the node, not where awsccmctl runs). Errors start with
-// "credential provider".
+// them on the node, not where awsccmctl runs). Each problem is a
+// *fielderr.Error of its path's field.
 func (c *CredentialProvider) validate() []error {
 	var errs []error
-	for _, p := range []struct{ what, value string }{{"config", c.ConfigPath}, {"bin dir", c.BinDir}} {
+	for _, p := range []struct{ field, value, example string }{
+		{FieldCredentialProviderConfig, c.ConfigPath, ecrcredential.DefaultConfigPath},
+		{FieldCredentialProviderBinDir, c.BinDir, ecrcredential.DefaultBinDir},
+	} {
 		if p.value == "" || !path.IsAbs(p.value) || path.Clean(p.value) != p.value {
-			errs = append(errs, fmt.Errorf("credential provider %s %q: want an absolute, clean path on the node, e.g. %s",
-				p.what, p.value, map[string]string{"config": ecrcredential.DefaultConfigPath, "bin dir": ecrcredential.DefaultBinDir}[p.what]))
+			errs = append(errs, fielderr.Errorf(p.field, " %q: want an absolute, clean path on the node, e.g. %s", p.value, p.example))
 		}
 	}
 	return errs

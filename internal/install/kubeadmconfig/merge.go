@@ -9,6 +9,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 	"github.com/awsccmctl/awsccmctl/internal/yamldocs"
 )
@@ -200,7 +201,7 @@ func mergeOptions(docs []*document, o Options) (Options, error) {
 		return o, fmt.Errorf("no %s, %s or %s of %s in the file: nothing to merge into", kindInit, kindJoin, kindCluster, kubeadmapi.Group)
 	}
 	if o.APIVersion != "" && o.APIVersion != api {
-		return o, fmt.Errorf("kubeadm API version %s: the file is %s; leave the API version out, or convert the file with kubeadm config migrate", o.APIVersion, api)
+		return o, fielderr.Errorf(FieldAPIVersion, " %s: the file is %s; leave the API version out, or convert the file with kubeadm config migrate", o.APIVersion, api)
 	}
 	o.APIVersion = api
 	if fileVersion != "" {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/yaml"
 
+	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 	"github.com/awsccmctl/awsccmctl/pkg/providerid"
 )
@@ -71,24 +72,24 @@ func (o Options) resolve() (resolved, []error) {
 	case V1beta3, V1beta4:
 		r.apiVersion = o.APIVersion
 		if kv != nil && !reads(kv, o.APIVersion) {
-			errs = append(errs, fmt.Errorf("kubeadm API version %s: kubeadm %d.%d does not read it (%s); leave --api-version out to pick the right one",
+			errs = append(errs, fielderr.Errorf(FieldAPIVersion, " %s: kubeadm %d.%d does not read it (%s); leave --api-version out to pick the right one",
 				o.APIVersion, kv.Major(), kv.Minor(), readers(o.APIVersion)))
 		}
 	case "":
 		switch {
 		case kv == nil && o.KubernetesVersion == "":
-			errs = append(errs, errors.New("kubernetes version: required to pick the kubeadm API version (or set the API version)"))
+			errs = append(errs, fielderr.Errorf(FieldKubernetesVersion, ": required to pick the kubeadm API version (or set the API version)"))
 		case kv == nil:
 		case reads(kv, V1beta4):
 			r.apiVersion = V1beta4
 		case reads(kv, V1beta3):
 			r.apiVersion = V1beta3
 		default:
-			errs = append(errs, fmt.Errorf("kubernetes version %s: kubeadm %d.%d reads neither %s (%s) nor %s (%s)",
+			errs = append(errs, fielderr.Errorf(FieldKubernetesVersion, " %s: kubeadm %d.%d reads neither %s (%s) nor %s (%s)",
 				r.kubernetesVersion, kv.Major(), kv.Minor(), V1beta3, readers(V1beta3), V1beta4, readers(V1beta4)))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("kubeadm API version %q: want %s or %s", o.APIVersion, V1beta3, V1beta4))
+		errs = append(errs, fielderr.Errorf(FieldAPIVersion, " %q: want %s or %s", o.APIVersion, V1beta3, V1beta4))
 	}
 	if err := ValidateProviderID(o.ProviderID); err != nil {
 		errs = append(errs, err)
@@ -101,13 +102,13 @@ func (o Options) resolve() (resolved, []error) {
 
 // ValidateProviderID checks a node's provider ID with the one rule every
 // path uses (providerid.ParseCanonical): aws:///<zone>/<instance-id>. Empty
-// is valid (not set). The error starts with "provider ID".
+// is valid (not set). The error is a *fielderr.Error of FieldProviderID.
 func ValidateProviderID(id string) error {
 	if id == "" {
 		return nil
 	}
 	if _, err := providerid.ParseCanonical(id); err != nil {
-		return fmt.Errorf("provider ID: %w", err)
+		return fielderr.Errorf(FieldProviderID, ": %w", err)
 	}
 	return nil
 }

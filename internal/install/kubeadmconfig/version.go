@@ -5,6 +5,8 @@ import (
 	"regexp"
 
 	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 )
 
 // Which kubeadm minors read which configuration API (kubeadm's own release
@@ -36,7 +38,7 @@ func NormalizeVersion(s string) (string, error) {
 	}
 	v, err := version.ParseSemantic(n)
 	if err != nil {
-		return "", fmt.Errorf("kubernetes version %q: want a version such as v1.37.1 or 1.37 (labels like stable are not accepted): %w", s, err)
+		return "", fielderr.Errorf(FieldKubernetesVersion, " %q: want a version such as v1.37.1 or 1.37 (labels like stable are not accepted): %w", s, err)
 	}
 	return "v" + v.String(), nil
 }
