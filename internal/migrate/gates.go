@@ -72,10 +72,13 @@ type ccmReads struct {
 	// only once it waits for the rollout).
 	Workload    bool
 	RolloutWhen func(args []string) bool
+	// Healthz: the running CCM Pods' /healthz?verbose (a Pod list and a
+	// proxied GET per poll), for the decisions that read CCMChecks.
+	Healthz bool
 }
 
-// observeCCM reads what r asks for, the Leases and the CCM Pods'
-// /healthz?verbose.
+// observeCCM reads what r asks for and the Leases, stopping where the
+// decisions would wait on what it has read.
 func (e *env) observeCCM(ctx context.Context, r ccmReads) (ccmObservation, error) {
 	o := ccmObservation{LeaderMigration: e.leaderMigration(), StepStarted: e.stepStarted, Migrated: e.migratedCCMControllers()}
 	var err error
@@ -83,10 +86,14 @@ func (e *env) observeCCM(ctx context.Context, r ccmReads) (ccmObservation, error
 		if o.WorkloadArgs, o.WorkloadExists, err = e.ccmWorkloadArgs(ctx); err != nil {
 			return o, err
 		}
-		if o.WorkloadExists && r.RolloutWhen != nil && r.RolloutWhen(o.WorkloadArgs) {
-			if o.Rollout, o.RolledOut, err = e.ccmRolledOut(ctx); err != nil {
-				return o, err
-			}
+		// The decisions on the workload wait for it and its rollout before
+		// anything else: until then the Leases and /healthz are not read,
+		// which is every poll of a rollout.
+		if !o.WorkloadExists || r.RolloutWhen == nil || !r.RolloutWhen(o.WorkloadArgs) {
+			return o, nil
+		}
+		if o.Rollout, o.RolledOut, err = e.ccmRolledOut(ctx); err != nil || !o.RolledOut {
+			return o, err
 		}
 	}
 	if o.Leases, err = readLeases(ctx, e.client); err != nil {
@@ -96,6 +103,9 @@ func (e *env) observeCCM(ctx context.Context, r ccmReads) (ccmObservation, error
 		if o.KCM, err = e.observeKCM(ctx); err != nil {
 			return o, err
 		}
+	}
+	if !r.Healthz {
+		return o, nil
 	}
 	if o.CCMPods, o.CCMChecks, err = ccmHealthz(ctx, e.client, e.ns); err != nil {
 		o.CCMPods, o.CCMChecks, o.CCMError = "", nil, err.Error()
@@ -231,7 +241,7 @@ func kcmExternalGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 }
 
 func installCCMGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
-	o, err := e.observeCCM(ctx, ccmReads{KCM: e.leaderMigration()})
+	o, err := e.observeCCM(ctx, ccmReads{KCM: e.leaderMigration(), Healthz: true})
 	if err != nil {
 		return gateResult{}, err
 	}
@@ -256,7 +266,7 @@ func uninstallCCMGate(ctx context.Context, e *env, _ *Step) (gateResult, error) 
 // migration lease once its decision passes: no manager contends the lease
 // any more.
 func finalizeGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {
-	o, err := e.observeCCM(ctx, ccmReads{Workload: true, RolloutWhen: func(args []string) bool { return !hasLeaderMigrationFlag(args) }})
+	o, err := e.observeCCM(ctx, ccmReads{Workload: true, RolloutWhen: func(args []string) bool { return !hasLeaderMigrationFlag(args) }, Healthz: true})
 	if err != nil {
 		return gateResult{}, err
 	}
