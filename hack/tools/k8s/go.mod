@@ -196,3 +196,8 @@ replace (
 	k8s.io/sample-controller => k8s.io/sample-controller v0.37.1
 	k8s.io/streaming => k8s.io/streaming v0.37.1
 )
+
+// The walker both kubeadm tool modules share.
+require github.com/awsccmctl/awsccmctl/hack/tools/fieldschema v0.0.0
+
+replace github.com/awsccmctl/awsccmctl/hack/tools/fieldschema => ../fieldschema

@@ -154,3 +154,8 @@ replace (
 	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.35.4
 	k8s.io/sample-controller => k8s.io/sample-controller v0.35.4
 )
+
+// The walker both kubeadm tool modules share.
+require github.com/awsccmctl/awsccmctl/hack/tools/fieldschema v0.0.0
+
+replace github.com/awsccmctl/awsccmctl/hack/tools/fieldschema => ../fieldschema

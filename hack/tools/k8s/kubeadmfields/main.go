@@ -3,18 +3,20 @@
 // the product cannot import): awsccmctl install kubeadm --merge decodes a
 // user's file strictly against it, naming any field kubeadm would refuse.
 // hack/gen-kubeadm-fields.sh runs it (this module: kubeadm.k8s.io/v1beta4
-// and the component configurations of this Kubernetes version) and its copy
-// in hack/tools/kubeadm135 (kubeadm.k8s.io/v1beta3, removed in 1.36).
+// and the component configurations of this Kubernetes version) and the one
+// in hack/tools/kubeadm135 (kubeadm.k8s.io/v1beta3, removed in 1.36); both
+// walk the types with hack/tools/fieldschema.
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 
 	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta4"
+
+	"github.com/awsccmctl/awsccmctl/hack/tools/fieldschema"
 )
 
 func main() {
@@ -22,7 +24,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: kubeadmfields OUTPUT.json")
 		os.Exit(2)
 	}
-	s := schema(map[string]map[string]any{
+	kinds := map[string]map[string]any{
 		"kubeadm.k8s.io/v1beta4": {
 			"InitConfiguration":    v1beta4.InitConfiguration{},
 			"ClusterConfiguration": v1beta4.ClusterConfiguration{},
@@ -32,12 +34,8 @@ func main() {
 		},
 		"kubelet.config.k8s.io/v1beta1":    {"KubeletConfiguration": kubeletv1beta1.KubeletConfiguration{}},
 		"kubeproxy.config.k8s.io/v1alpha1": {"KubeProxyConfiguration": kubeproxyv1alpha1.KubeProxyConfiguration{}},
-	})
-	data, err := json.MarshalIndent(s, "", " ")
-	if err == nil {
-		err = os.WriteFile(os.Args[1], append(data, '\n'), 0o644)
 	}
-	if err != nil {
+	if err := fieldschema.Write(os.Args[1], kinds); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -4,11 +4,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 
 	"k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta3"
+
+	"github.com/awsccmctl/awsccmctl/hack/tools/fieldschema"
 )
 
 func main() {
@@ -16,18 +17,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: kubeadmfields OUTPUT.json")
 		os.Exit(2)
 	}
-	s := schema(map[string]map[string]any{
+	kinds := map[string]map[string]any{
 		"kubeadm.k8s.io/v1beta3": {
 			"InitConfiguration":    v1beta3.InitConfiguration{},
 			"ClusterConfiguration": v1beta3.ClusterConfiguration{},
 			"JoinConfiguration":    v1beta3.JoinConfiguration{},
 		},
-	})
-	data, err := json.MarshalIndent(s, "", " ")
-	if err == nil {
-		err = os.WriteFile(os.Args[1], append(data, '\n'), 0o644)
 	}
-	if err != nil {
+	if err := fieldschema.Write(os.Args[1], kinds); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

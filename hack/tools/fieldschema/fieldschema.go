@@ -1,10 +1,27 @@
-package main
+// Package fieldschema writes the field tree of configuration kinds from
+// their Go types, as encoding/json (and so sigs.k8s.io/yaml, as kubeadm
+// decodes) reads them: what awsccmctl install kubeadm --merge checks a
+// user's file against (internal/install/kubeadmconfig/fields). The kubeadm
+// tool modules hand it kubeadm's types; hack/gen-kubeadm-fields.sh runs them.
+package fieldschema
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"reflect"
 	"strings"
 )
+
+// Write writes the field tree of kinds (API version → kind → a value of
+// its type) to path as indented JSON.
+func Write(path string, kinds map[string]map[string]any) error {
+	data, err := json.MarshalIndent(schema(kinds), "", " ")
+	if err != nil {
+		return fmt.Errorf("encode the field tree: %w", err)
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
 
 // node is one place of a configuration: an object with its fields, a map
 // of values, a list of items, or a value (a scalar, or a type that decodes
