@@ -16,9 +16,3 @@ func Start(cmd *exec.Cmd) error { return cmd.Start() }
 // forked is not reached.
 func SignalGroup(p *os.Process, _ syscall.Signal) error { return p.Kill() }
 
-// Alive reports whether a process with this pid can be found and sent
-// signal 0 (Windows supports only Kill, so there it always reports false).
-func Alive(pid int) bool {
-	p, err := os.FindProcess(pid)
-	return err == nil && p.Signal(syscall.Signal(0)) == nil
-}

@@ -31,9 +31,3 @@ func SignalGroup(p *os.Process, sig syscall.Signal) error {
 	return syscall.Kill(-p.Pid, sig)
 }
 
-// Alive reports whether a process with this pid exists. An exited child
-// that has not been reaped yet (a zombie) still counts as alive.
-func Alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}

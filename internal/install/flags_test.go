@@ -140,3 +140,10 @@ func TestCCMFlagsAreTheBinarys(t *testing.T) {
 		t.Errorf("%s is stale (go test ./internal/install -run TestCCMFlagsAreTheBinarys -update):\n%s", ccmFlagsFile, src)
 	}
 }
+
+// defaultedFlags are flags args renders with a value of its own unless
+// ExtraArgs sets them, which then replaces it: the sizing flags, and the
+// leader-election retry period during a migration.
+func defaultedFlags() []string {
+	return append(sizing.FlagNames(), "leader-elect-retry-period")
+}

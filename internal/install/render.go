@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/awsccmctl/awsccmctl/internal/install/sizing"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 	"github.com/awsccmctl/awsccmctl/templates"
 )
@@ -234,13 +233,6 @@ func managedFlags() []string {
 		"use-service-account-credentials", "secure-port", "bind-address", "v",
 		"enable-leader-migration", "leader-migration-config",
 	}
-}
-
-// defaultedFlags are flags args renders with a value of its own unless
-// ExtraArgs sets them, which then replaces it: the sizing flags, and the
-// leader-election retry period during a migration.
-func defaultedFlags() []string {
-	return append(sizing.FlagNames(), "leader-elect-retry-period")
 }
 
 // args are the CCM's command-line flags. Each is a flag of

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -481,14 +480,4 @@ func StatusOf(j *Journal) Status {
 		st.Current = ""
 	}
 	return st
-}
-
-// CurrentStep returns the step a run is working on (running or undoing)
-// and whether there is one: what a node-step helper watches.
-func CurrentStep(j *Journal) (StepRecord, bool) {
-	i := slices.IndexFunc(j.Steps, func(s StepRecord) bool { return s.State == StateRunning || s.State == StateUndoing })
-	if i < 0 {
-		return StepRecord{}, false
-	}
-	return j.Steps[i], true
 }

@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/awsccmctl/awsccmctl/internal/childproc"
 )
 
 func TestMain(m *testing.M) { os.Exit(Main(m, nil)) }
@@ -274,7 +273,7 @@ func TestStopIdempotent(t *testing.T) {
 		t.Fatalf("second Stop: %v", err)
 	}
 	for _, pid := range pids {
-		if childproc.Alive(pid) {
+		if ProcessAlive(pid) {
 			t.Errorf("pid %d still alive after Stop", pid)
 		}
 	}

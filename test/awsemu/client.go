@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/awsccmctl/awsccmctl/internal/awsapi/bufferedbody"
 )
 
@@ -47,8 +49,8 @@ func (s *Server) ResponseDelay() time.Duration {
 //
 // not with config.WithHTTPClient: LoadDefaultConfig rejects HTTP clients
 // other than the SDK's own when AWS_CA_BUNDLE is set.
-func HTTPClient() *http.Client {
+func HTTPClient() aws.HTTPClient {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
-	return &http.Client{Transport: bufferedbody.Transport{Base: tr}}
+	return bufferedbody.Client{Inner: &http.Client{Transport: tr}}
 }

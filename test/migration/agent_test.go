@@ -95,7 +95,7 @@ func (a *nodeAgent) loop() {
 		if err != nil {
 			continue
 		}
-		rec, ok := migrate.CurrentStep(j)
+		rec, ok := currentStep(j)
 		if !ok || rec.Started == nil {
 			continue
 		}
@@ -192,4 +192,16 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// currentStep returns the step a run is working on (running or undoing)
+// and whether there is one: what a node's operator watches for.
+func currentStep(j *migrate.Journal) (migrate.StepRecord, bool) {
+	i := slices.IndexFunc(j.Steps, func(s migrate.StepRecord) bool {
+		return s.State == migrate.StateRunning || s.State == migrate.StateUndoing
+	})
+	if i < 0 {
+		return migrate.StepRecord{}, false
+	}
+	return j.Steps[i], true
 }

@@ -21,19 +21,6 @@ func (c Client) Do(r *http.Request) (*http.Response, error) {
 	return c.Inner.Do(r)
 }
 
-// Transport wraps a RoundTripper so every request it sends carries an
-// in-memory body.
-type Transport struct{ Base http.RoundTripper }
-
-// RoundTrip sends r with its body buffered.
-func (t Transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r, err := Request(r)
-	if err != nil {
-		return nil, err
-	}
-	return t.Base.RoundTrip(r)
-}
-
 // Request returns r with its body read into memory (and closed), or r
 // itself when it has no body.
 func Request(r *http.Request) (*http.Request, error) {

@@ -29,11 +29,6 @@ type CredentialProvider struct {
 	BinDir string
 }
 
-// DefaultCredentialProvider returns the default paths.
-func DefaultCredentialProvider() *CredentialProvider {
-	return &CredentialProvider{ConfigPath: ecrcredential.DefaultConfigPath, BinDir: ecrcredential.DefaultBinDir}
-}
-
 // validate checks both are absolute, clean paths (the kubelet resolves
 // them on the node, not where awsccmctl runs). Each problem is a
 // *fielderr.Error of its path's field.

@@ -209,7 +209,7 @@ func TestRealKubeadmV1beta3(t *testing.T) {
 	old := testbed.KubeadmV1beta3(t)
 	current := testbed.Tool(t, testbed.KubeadmBinary)
 	out, err := Render(Options{KubernetesVersion: testbed.KubeadmV1beta3Version, APIVersion: V1beta3, NodeName: nodeName, ProviderID: providerID,
-		CredentialProvider: DefaultCredentialProvider()})
+		CredentialProvider: defaultCredentialProvider()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/awsccmctl/awsccmctl/internal/ecrcredential"
 	"github.com/awsccmctl/awsccmctl/internal/testbed"
 )
 
@@ -118,8 +119,8 @@ func TestGolden(t *testing.T) {
 		"v1beta4-cluster.yaml": {KubernetesVersion: "v1.37.1"},
 		"v1beta4-node.yaml":    {KubernetesVersion: "v1.37.1", NodeName: "ip-10-0-1-10.ec2.internal", ProviderID: providerID},
 		"v1beta4-node-ecr.yaml": {KubernetesVersion: "v1.37.1", NodeName: "ip-10-0-1-10.ec2.internal", ProviderID: providerID,
-			CredentialProvider: DefaultCredentialProvider()},
-		"v1beta3-cluster-ecr.yaml": {KubernetesVersion: "v1.30.4", CredentialProvider: DefaultCredentialProvider()},
+			CredentialProvider: defaultCredentialProvider()},
+		"v1beta3-cluster-ecr.yaml": {KubernetesVersion: "v1.30.4", CredentialProvider: defaultCredentialProvider()},
 	}
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -152,7 +153,7 @@ func TestGolden(t *testing.T) {
 func TestRealKubeadmAcceptsIt(t *testing.T) {
 	kubeadm := testbed.Tool(t, testbed.KubeadmBinary)
 	out, err := Render(Options{KubernetesVersion: "v1.37.1", NodeName: "ip-10-0-1-10.ec2.internal", ProviderID: providerID,
-		CredentialProvider: DefaultCredentialProvider()})
+		CredentialProvider: defaultCredentialProvider()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,4 +191,10 @@ func TestRealKubeadmAcceptsIt(t *testing.T) {
 	if msg, err := validate("old.yaml", strings.Split(string(old), "---\n")[0]); err == nil || !strings.Contains(msg, "old API spec") {
 		t.Errorf("kubeadm 1.37 accepted v1beta3 (%v): %s", err, msg)
 	}
+}
+
+// defaultCredentialProvider is the kubelet's credential provider at the
+// paths the ECR DaemonSet installs to by default.
+func defaultCredentialProvider() *CredentialProvider {
+	return &CredentialProvider{ConfigPath: ecrcredential.DefaultConfigPath, BinDir: ecrcredential.DefaultBinDir}
 }

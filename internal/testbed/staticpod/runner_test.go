@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/awsccmctl/awsccmctl/internal/childproc"
 	"github.com/awsccmctl/awsccmctl/internal/testbed"
 	"github.com/awsccmctl/awsccmctl/internal/testbed/staticpod"
 )
@@ -378,7 +377,7 @@ func TestManifestChangeRestartsAndReplacesMirror(t *testing.T) {
 	if st.Pid == first.Pid || recs[1].Pid != st.Pid || !slices.Contains(recs[1].Args, "--cloud-provider=external") {
 		t.Errorf("after the change: status %+v, records %+v", st, recs)
 	}
-	if childproc.Alive(first.Pid) {
+	if testbed.ProcessAlive(first.Pid) {
 		t.Errorf("old process %d still alive", first.Pid)
 	}
 	if len(st.Exits) != 1 || !st.Exits[0].Stopped || st.Exits[0].Pid != first.Pid || st.Exits[0].Code != 0 {
@@ -452,7 +451,7 @@ func TestManifestRemovedStopsAndDeletesMirror(t *testing.T) {
 	if err := e.r.WaitStopped(e.ctx, component); err != nil {
 		t.Fatal(err)
 	}
-	if childproc.Alive(st.Pid) {
+	if testbed.ProcessAlive(st.Pid) {
 		t.Errorf("pid %d still alive", st.Pid)
 	}
 	e.eventually("the mirror Pod deleted", func() bool { return e.mirror() == nil })
@@ -504,7 +503,7 @@ func TestUndecodableManifestStopsUntilFixed(t *testing.T) {
 		t.Fatalf("errors = %v, want one ManifestError naming the file", errs)
 	}
 	e.eventually("the mirror Pod deleted", func() bool { return e.mirror() == nil })
-	if childproc.Alive(first.Pid) {
+	if testbed.ProcessAlive(first.Pid) {
 		t.Errorf("pid %d still alive", first.Pid)
 	}
 
