@@ -48,9 +48,7 @@ func uninstallAtEnd(t *testing.T, flags []string) {
 // runCtx is run with a context, as main's signal handling would cancel it.
 func runCtx(ctx context.Context, args ...string) (string, string, error) {
 	var out, errOut bytes.Buffer
-	cmd := root.NewCommand(root.Streams{Out: &out, Err: &errOut})
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
+	err := root.Execute(ctx, root.Streams{Out: &out, Err: &errOut}, args)
 	return out.String(), errOut.String(), err
 }
 

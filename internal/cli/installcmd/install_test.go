@@ -2,6 +2,7 @@ package installcmd_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -26,9 +27,7 @@ import (
 func run(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	cmd := root.NewCommand(root.Streams{Out: &out, Err: &errOut})
-	cmd.SetArgs(args)
-	err := cmd.Execute()
+	err := root.Execute(context.Background(), root.Streams{Out: &out, Err: &errOut}, args)
 	return out.String(), errOut.String(), err
 }
 

@@ -32,10 +32,22 @@ func TestOutputFormatIsHonouredOrRefused(t *testing.T) {
 			}
 		})
 	}
-	// kubeadm reads YAML: json is refused, naming what is allowed.
+	// kubeadm reads YAML: json is refused, naming what is allowed; -o json
+	// asked for a machine-readable answer, so the refusal is the JSON error
+	// document on stdout and nothing else.
+	const refusal = `--output "json": install kubeadm writes kubeadm's YAML configuration; want text`
 	out, _, err := run(t, append(append([]string{}, renderCommands["kubeadm"]...), "-o", "json")...)
-	if code := exitcode.Of(err); code != exitcode.Usage || !strings.Contains(err.Error(), `--output "json": install kubeadm writes kubeadm's YAML configuration; want text`) || out != "" {
-		t.Errorf("kubeadm -o json: exit %d, %v, stdout %q", code, err, out)
+	if code := exitcode.Of(err); code != exitcode.Usage || !strings.Contains(err.Error(), refusal) {
+		t.Errorf("kubeadm -o json: exit %d, %v", code, err)
+	}
+	var doc struct {
+		Error struct {
+			Message  string `json:"message"`
+			ExitCode int    `json:"exitCode"`
+		} `json:"error"`
+	}
+	if jerr := json.Unmarshal([]byte(out), &doc); jerr != nil || doc.Error.ExitCode != exitcode.Usage || !strings.Contains(doc.Error.Message, refusal) {
+		t.Errorf("kubeadm -o json: stdout %q (%v), want the JSON error document", out, jerr)
 	}
 	if _, _, err := run(t, append(append([]string{}, renderCommands["kubeadm"]...), "-o", "text")...); err != nil {
 		t.Errorf("kubeadm -o text: %v", err)

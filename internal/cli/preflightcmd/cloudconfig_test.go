@@ -2,6 +2,7 @@ package preflightcmd_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,10 +20,8 @@ func TestCloudConfigEveryProblem(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	cmd := root.NewCommand(root.Streams{Out: &out, Err: &errOut})
-	cmd.SetArgs([]string{"preflight", "--node", "--root", filepath.Join("..", "..", "nodefiles", "testdata", "kubeadm-external"),
+	err := root.Execute(context.Background(), root.Streams{Out: &out, Err: &errOut}, []string{"preflight", "--node", "--root", filepath.Join("..", "..", "nodefiles", "testdata", "kubeadm-external"),
 		"--cloud-config", cc, "--region", "us-east-1"})
-	err := cmd.Execute()
 	if code := exitcode.Of(err); code != exitcode.Usage {
 		t.Fatalf("exit %d (%v), want %d", code, err, exitcode.Usage)
 	}

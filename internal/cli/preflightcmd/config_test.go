@@ -2,6 +2,7 @@ package preflightcmd_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,9 +40,7 @@ func TestConfigFileStrict(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errOut bytes.Buffer
-			cmd := root.NewCommand(root.Streams{Out: &out, Err: &errOut})
-			cmd.SetArgs([]string{"preflight", "--config", path})
-			err := cmd.Execute()
+			err := root.Execute(context.Background(), root.Streams{Out: &out, Err: &errOut}, []string{"preflight", "--config", path})
 			if code := exitcode.Of(err); code != tc.code {
 				t.Fatalf("exit code %d (%v), want %d\n%s", code, err, tc.code, out.String())
 			}
