@@ -21,7 +21,7 @@ bench: ## Print AWS-call, latency and memory figures counted at the emulator (th
 bench-compare: ## The bench on this CCM and upstream v1.37.0 side by side, 100/1,000/5,000 nodes (~40 min)
 	hack/bench-compare.sh
 
-lint: ## golangci-lint (gofmt, go vet and .golangci.yml's linters)
+lint: ## golangci-lint (gofmt, go vet and .golangci.yml's linters), then deadcode (hack/deadcode.sh)
 	hack/lint.sh
 
 verify: ## Fail when generated files (iam/, reference docs) are stale

@@ -12,3 +12,6 @@ lint run "$@" ./...
 # of the product's go.mod), so ./... above does not reach it: the same
 # linters, the same configuration.
 (cd hack/benchchart && lint run --config ../../.golangci.yml "$@" ./...)
+# Functions no program of the module calls (unused exported names
+# included, which the linters above cannot see): hack/deadcode.sh.
+hack/deadcode.sh
