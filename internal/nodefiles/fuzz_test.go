@@ -121,7 +121,7 @@ func FuzzStaticPod(f *testing.F) {
 	f.Add("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - command: [sh, -c, 'exec kube-apiserver --a=$(x) \"--b=c d\" > /x 2>&1']\n")
 	f.Add("mkfifo /tmp/p; (tee -a /l < /tmp/p &); exec /usr/local/bin/kube-apiserver --a=${A:-x} ~/b $((1+2)) `c` > /tmp/p 2>&1")
 	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = scriptCommand(s)
+		_, _ = scriptCommand(s, isComponent)
 		sp, err := parseStaticPod([]byte(s))
 		if err != nil || sp == nil {
 			return

@@ -84,7 +84,7 @@ func FromPod(pod *corev1.Pod) *StaticPod {
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		if comp, argv := commandOf(c); comp != "" {
+		if comp, argv := ContainerCommand(c, isComponent); comp != "" {
 			return newStaticPod(comp, c, argv)
 		}
 	}
@@ -109,21 +109,28 @@ func newStaticPod(comp string, c *corev1.Container, argv []string) *StaticPod {
 	return &StaticPod{Component: comp, Image: c.Image, Version: ImageVersion(c.Image), Flags: ParseFlags(argv)}
 }
 
-// commandOf finds the component binary in a container's command and args,
-// possibly after a wrapper (kops's /go-runner) or inside `sh -c "..."`. It
-// returns the component and the command line from the binary on.
-func commandOf(c *corev1.Container) (string, []string) {
+// isComponent reports whether a binary's base name is a control-plane
+// component preflight and the migration read.
+func isComponent(base string) bool { return slices.Contains(Components, base) }
+
+// ContainerCommand finds the binary a container runs, by its base name as
+// isBinary accepts it, in the container's command and args: possibly after
+// a wrapper (kops's /go-runner) or inside `sh -c "..."`. It returns the
+// binary's base name and the command line from the binary on; "" when the
+// container runs something else. Preflight and the migration read static
+// Pods with it, and the test bed's kubelet stand-in runs them with it.
+func ContainerCommand(c *corev1.Container, isBinary func(base string) bool) (string, []string) {
 	toks := append(slices.Clone(c.Command), c.Args...)
 	if i, ok := ShellScript(toks); ok {
-		return scriptCommand(toks[i])
+		return scriptCommand(toks[i], isBinary)
 	}
-	return findComponent(toks)
+	return findBinary(toks, isBinary)
 }
 
-// findComponent returns the component that toks runs and the command line
-// from its binary on.
-func findComponent(toks []string) (string, []string) {
-	i := BinaryIndex(toks, func(base string) bool { return slices.Contains(Components, base) })
+// findBinary returns the binary that toks runs and the command line from
+// it on.
+func findBinary(toks []string, isBinary func(base string) bool) (string, []string) {
+	i := BinaryIndex(toks, isBinary)
 	if i < 0 {
 		return "", nil
 	}
@@ -182,7 +189,7 @@ func ShellScript(toks []string) (int, bool) {
 // that runs a component, from the binary on, with quotes removed. Shell
 // redirections are not part of a command's arguments, so "> /var/log/x 2>&1"
 // is left out. Parameter expansions keep their text ("$HOST_IP").
-func scriptCommand(script string) (comp string, argv []string) {
+func scriptCommand(script string, isBinary func(base string) bool) (comp string, argv []string) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
 	if err != nil {
 		return "", nil
@@ -196,7 +203,7 @@ func scriptCommand(script string) (comp string, argv []string) {
 		for _, w := range call.Args {
 			toks = append(toks, wordFields(w)...)
 		}
-		comp, argv = findComponent(toks)
+		comp, argv = findBinary(toks, isBinary)
 		return comp == ""
 	})
 	return comp, argv

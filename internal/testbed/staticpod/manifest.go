@@ -11,12 +11,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
 // Annotations the kubelet puts on static Pods and their mirror Pods.
@@ -125,16 +126,13 @@ func applyDefaults(pod *corev1.Pod, nodeName, hash, seen string) {
 
 // findComponent returns the index of the container that runs a known
 // component, the component and the words after its binary; -1 when none
-// does.
+// does. The binary is found by the rule preflight and the migration read
+// manifests with (nodefiles.ContainerCommand: after a wrapper such as kops's
+// /go-runner, or inside `sh -c`), so the test bed runs what they read.
 func findComponent(pod *corev1.Pod, known func(string) bool) (int, string, []string) {
 	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		toks := append(slices.Clone(c.Command), c.Args...)
-		for j, t := range toks {
-			// A word with blanks is a shell script or a message, not a program.
-			if b := path.Base(t); t != "" && !strings.HasPrefix(t, "-") && !strings.ContainsAny(t, " \t\n") && known(b) {
-				return i, b, toks[j+1:]
-			}
+		if comp, argv := nodefiles.ContainerCommand(&pod.Spec.Containers[i], known); comp != "" {
+			return i, comp, argv[1:]
 		}
 	}
 	return -1, "", nil
