@@ -15,4 +15,3 @@ func Start(cmd *exec.Cmd) error { return cmd.Start() }
 // SignalGroup kills p whatever sig is: without process groups, anything p
 // forked is not reached.
 func SignalGroup(p *os.Process, _ syscall.Signal) error { return p.Kill() }
-

@@ -30,4 +30,3 @@ func groupAttr(cmd *exec.Cmd) (*syscall.SysProcAttr, error) {
 func SignalGroup(p *os.Process, sig syscall.Signal) error {
 	return syscall.Kill(-p.Pid, sig)
 }
-

@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
 )
 
 func TestMain(m *testing.M) { os.Exit(Main(m, nil)) }
