@@ -233,7 +233,7 @@ func (m *merger) conflict(format string, args ...any) {
 func (m *merger) cluster(d *document, i int) {
 	root := d.node.Content[0]
 	if m.r.kubernetesVersion != "" && kubeadmapi.MapValue(root, "kubernetesVersion") == nil {
-		set(root, "kubernetesVersion", str(m.r.kubernetesVersion))
+		kubeadmapi.SetKey(root, "kubernetesVersion", str(m.r.kubernetesVersion))
 	}
 	cm := child(root, "controllerManager")
 	m.setArgs(d, i, cm, "controllerManager.extraArgs", "extraArgs", []arg{{argCloudProvider, external}})
@@ -246,7 +246,7 @@ func (m *merger) node(d *document, i int) {
 		if n := kubeadmapi.MapValue(reg, "name"); n != nil && kubeadmapi.Scalar(n) != "" && kubeadmapi.Scalar(n) != m.o.NodeName {
 			m.conflict("%s: nodeRegistration.name is %q, but the node name asked for is %q", d.name(i), kubeadmapi.Scalar(n), m.o.NodeName)
 		} else {
-			set(reg, "name", str(m.o.NodeName))
+			kubeadmapi.SetKey(reg, "name", str(m.o.NodeName))
 		}
 	}
 	m.setArgs(d, i, reg, "nodeRegistration.kubeletExtraArgs", "kubeletExtraArgs", m.o.kubeletArgs())
@@ -265,38 +265,24 @@ func (m *merger) kubelet(d *document, i int) {
 // shape of the API version: a map in v1beta3, a list of {name, value} in
 // v1beta4. A flag already there with another value is a conflict.
 func (m *merger) setArgs(d *document, i int, parent *yaml.Node, path, key string, want []arg) {
-	n := kubeadmapi.MapValue(parent, key)
-	if n == nil || n.Tag == "!!null" {
+	args := kubeadmapi.EditArgs(parent, key, !m.asMap)
+	if args.Check() != nil {
+		form := "a list of {name, value}"
 		if m.asMap {
-			n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		} else {
-			n = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+			form = "a map of flag: value"
 		}
-		set(parent, key, n)
-	}
-	switch {
-	case m.asMap && n.Kind != yaml.MappingNode:
-		m.conflict("%s: %s must be a map of flag: value in %s", d.name(i), path, m.r.apiVersion)
-		return
-	case !m.asMap && n.Kind != yaml.SequenceNode:
-		m.conflict("%s: %s must be a list of {name, value} in %s", d.name(i), path, m.r.apiVersion)
+		m.conflict("%s: %s must be %s in %s", d.name(i), path, form, m.r.apiVersion)
 		return
 	}
 	for _, a := range want {
-		have := kubeadmapi.NodeValues(n, a.Name)
+		have := args.Values(a.Name)
 		for _, v := range have {
 			if v != a.Value {
 				m.conflict("%s: %s %s is %q, but the external CCM needs %q%s", d.name(i), path, a.Name, v, a.Value, hint(a.Name))
 			}
 		}
-		if len(have) > 0 {
-			continue
-		}
-		if m.asMap {
-			n.Content = append(n.Content, str(a.Name), str(a.Value))
-		} else {
-			n.Content = append(n.Content, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map",
-				Content: []*yaml.Node{str("name"), str(a.Name), str("value"), str(a.Value)}})
+		if len(have) == 0 {
+			_, _ = args.Set(a.Name, a.Value) // the shape was checked above
 		}
 	}
 }
@@ -314,19 +300,8 @@ func child(m *yaml.Node, key string) *yaml.Node {
 		return c
 	}
 	c := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	set(m, key, c)
+	kubeadmapi.SetKey(m, key, c)
 	return c
-}
-
-// set puts v at key of mapping m, replacing a value already there.
-func set(m *yaml.Node, key string, v *yaml.Node) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			m.Content[i+1] = v
-			return
-		}
-	}
-	m.Content = append(m.Content, str(key), v)
 }
 
 func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }

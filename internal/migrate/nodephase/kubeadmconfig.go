@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -155,7 +154,7 @@ func (e *ccEditor) external(root *yaml.Node) error {
 		if len(vols.Content) != n {
 			e.changed = true
 			if len(vols.Content) == 0 {
-				deleteKey(cm, "extraVolumes")
+				kubeadmapi.DeleteKey(cm, "extraVolumes")
 			}
 		}
 	}
@@ -178,7 +177,7 @@ func (e *ccEditor) mapping(parent *yaml.Node, key string) (*yaml.Node, error) {
 	switch {
 	case v == nil:
 		v = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		insertKey(parent, key, v)
+		kubeadmapi.InsertKey(parent, key, v)
 		e.changed = true
 	case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
 		v.Kind, v.Tag, v.Value = yaml.MappingNode, "!!map", ""
@@ -197,7 +196,7 @@ func (e *ccEditor) sequence(parent *yaml.Node, key string) (*yaml.Node, error) {
 	switch {
 	case v == nil:
 		v = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		insertKey(parent, key, v)
+		kubeadmapi.InsertKey(parent, key, v)
 	case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
 		v.Kind, v.Tag, v.Value = yaml.SequenceNode, "!!seq", ""
 	case v.Kind != yaml.SequenceNode:
@@ -222,145 +221,18 @@ func mappingNode(kv ...string) *yaml.Node {
 	return m
 }
 
-// setScalar sets key of mapping m to the string value, keeping the value's
-// comments, or appends the key.
-func setScalar(m *yaml.Node, key, value string) {
-	if _, v := lookup(m, key); v != nil {
-		v.Kind, v.Tag, v.Value, v.Style, v.Content = yaml.ScalarNode, "!!str", value, 0, nil
-		return
-	}
-	m.Content = append(m.Content, scalarNode(key), scalarNode(value))
-}
-
-// insertKey adds key to mapping m: where it keeps sorted keys sorted (as
-// kubeadm writes them), else at the end.
-func insertKey(m *yaml.Node, key string, v *yaml.Node) {
-	var keys []string
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		keys = append(keys, m.Content[i].Value)
-	}
-	at := len(m.Content)
-	if slices.IsSorted(keys) {
-		i, _ := slices.BinarySearch(keys, key)
-		at = 2 * i
-	}
-	m.Content = slices.Insert(m.Content, at, scalarNode(key), v)
-}
-
-func deleteKey(m *yaml.Node, key string) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			m.Content = slices.Delete(m.Content, i, i+2)
-			return
-		}
-	}
-}
-
 // setArg gives flag name the value in the component's extraArgs.
 func (e *ccEditor) setArg(comp *yaml.Node, name, value string) error {
-	if e.list {
-		args, err := e.sequence(comp, "extraArgs")
-		if err != nil {
-			return err
-		}
-		found := false
-		for _, a := range args.Content {
-			if kubeadmapi.ItemName(a) == name {
-				found = true
-				if _, v := lookup(a, "value"); v != nil && v.Kind == yaml.ScalarNode && v.Value == value {
-					continue
-				}
-				setScalar(a, "value", value)
-				e.changed = true
-			}
-		}
-		if !found {
-			args.Content = append(args.Content, mappingNode("name", name, "value", value))
-			e.changed = true
-		}
-		return nil
-	}
-	args, err := e.mapping(comp, "extraArgs")
-	if err != nil {
-		return err
-	}
-	if _, v := lookup(args, name); v != nil {
-		if v.Kind == yaml.ScalarNode && v.Value == value {
-			return nil
-		}
-		setScalar(args, name, value)
-	} else {
-		insertKey(args, name, scalarNode(value))
-	}
-	e.changed = true
-	return nil
+	changed, err := kubeadmapi.EditArgs(comp, "extraArgs", e.list).Set(name, value)
+	e.changed = e.changed || changed
+	return err
 }
 
 // removeArg removes flag name from the component's extraArgs; with item,
 // it removes that item of the flag's comma-separated list instead (and the
 // flag when the list becomes empty).
 func (e *ccEditor) removeArg(comp *yaml.Node, name, item string) error {
-	k, args := lookup(comp, "extraArgs")
-	if args == nil {
-		return nil
-	}
-	before := len(args.Content)
-	// edit returns the new value and whether the argument stays.
-	edit := func(value string) (string, bool) {
-		if item == "" {
-			return "", false
-		}
-		items := strings.Split(value, ",")
-		kept := slices.DeleteFunc(slices.Clone(items), func(s string) bool { return strings.TrimSpace(s) == item })
-		return strings.Join(kept, ","), len(kept) > 0
-	}
-	switch {
-	case e.list && args.Kind == yaml.SequenceNode:
-		var out []*yaml.Node
-		for _, a := range args.Content {
-			if kubeadmapi.ItemName(a) != name {
-				out = append(out, a)
-				continue
-			}
-			v := kubeadmapi.ItemValue(a)
-			nv, keep := edit(v)
-			if keep && nv == v {
-				out = append(out, a)
-				continue
-			}
-			e.changed = true
-			if keep {
-				setScalar(a, "value", nv)
-				out = append(out, a)
-			}
-		}
-		args.Content = out
-	case !e.list && args.Kind == yaml.MappingNode:
-		_, v := lookup(args, name)
-		if v == nil {
-			return nil
-		}
-		nv, keep := edit(v.Value)
-		if keep && nv == v.Value {
-			return nil
-		}
-		e.changed = true
-		if keep {
-			setScalar(args, name, nv)
-		} else {
-			deleteKey(args, name)
-		}
-	case args.Kind == yaml.ScalarNode && args.Tag == "!!null":
-		return nil
-	default:
-		want := "a map"
-		if e.list {
-			want = "a list of {name, value}"
-		}
-		return fmt.Errorf("line %d: extraArgs is not %s", k.Line, want)
-	}
-	if len(args.Content) == 0 && before > 0 {
-		deleteKey(comp, "extraArgs")
-	}
-	return nil
+	changed, err := kubeadmapi.EditArgs(comp, "extraArgs", e.list).Remove(name, item)
+	e.changed = e.changed || changed
+	return err
 }
