@@ -39,7 +39,7 @@ func TestTagsNodesInBatches(t *testing.T) {
 	for i, n := range nodes {
 		names[i] = n.Name
 	}
-	e.eventually("every Node labelled", func() (bool, error) { return e.labelled(names...) })
+	e.eventuallyEvery("every Node labelled", 250*time.Millisecond, func() (bool, error) { return e.labelled(names...) })
 	if got := e.srv.Calls("ec2", "CreateTags"); got != 2 {
 		t.Errorf("CreateTags calls = %d for %d Nodes, want 2 (1,000 instances per call)", got, len(nodes))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -107,7 +108,7 @@ func TestOneInstanceAtTagLimitFailsAlone(t *testing.T) {
 			good = append(good, nd.Name)
 		}
 	}
-	e.eventually("the 999 Nodes labelled", func() (bool, error) { return e.labelled(good...) })
+	e.eventuallyEvery("the 999 Nodes labelled", 250*time.Millisecond, func() (bool, error) { return e.labelled(good...) })
 	e.waitSynced(2, bad)
 
 	calls, events, batches := pass.get()

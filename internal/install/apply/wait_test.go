@@ -79,6 +79,7 @@ func TestWaitLeader(t *testing.T) {
 		{"invalid-node-name-without-host-network", lease("ip-10-0-0-10_7c1d", time.Now()), []*corev1.Pod{ccmPod("ccm-a", "ip-10-0-0-10", false, true)}, "none of the 1 Pods"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // the invalid cases each wait out the timeout
 			cs := fake.NewClientset()
 			ctx := context.Background()
 			if tc.lease != nil {
