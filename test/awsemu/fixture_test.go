@@ -3,6 +3,7 @@ package awsemu
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -86,5 +87,22 @@ func TestDefaultZones(t *testing.T) {
 				t.Errorf("zones %v", z)
 			}
 		})
+	}
+}
+
+// TestDemoFixtureIsTheYAML: the demo fixture decoded from its cached JSON is
+// what the YAML says, and each call returns a copy of its own.
+func TestDemoFixtureIsTheYAML(t *testing.T) {
+	want, err := parseFixture(demoYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := DemoFixture(), DemoFixture()
+	if !reflect.DeepEqual(a, want) {
+		t.Errorf("DemoFixture differs from testdata/demo.yaml parsed directly")
+	}
+	a.Instances[0].Tags["changed"] = "x"
+	if _, ok := b.Instances[0].Tags["changed"]; ok {
+		t.Errorf("two DemoFixture calls share their maps")
 	}
 }

@@ -1,8 +1,10 @@
 package awsemu
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 )
 
 // Starting an emulator for tests: StartT for a test, Serve (or Start) for
@@ -99,12 +103,26 @@ var demoYAML []byte
 // security groups, instances (IMDS answers as i-0a1b2c3d4e5f60001) and
 // IAM roles. Callers may change it before starting a server.
 func DemoFixture() *Fixture {
-	f, err := parseFixture(demoYAML)
+	j, err := demoJSON()
 	if err != nil {
 		panic("awsemu: testdata/demo.yaml: " + err.Error())
 	}
-	return f
+	var f Fixture
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		panic("awsemu: testdata/demo.yaml: " + err.Error())
+	}
+	if err := f.Validate(); err != nil {
+		panic("awsemu: testdata/demo.yaml: " + err.Error())
+	}
+	return &f
 }
+
+// demoJSON is demo.yaml converted to JSON once: every DemoFixture call
+// decodes its own copy (callers change it), and decoding the JSON costs a
+// fraction of converting the YAML, which hundreds of tests did each time.
+var demoJSON = sync.OnceValues(func() ([]byte, error) { return yaml.YAMLToJSONStrict(demoYAML) })
 
 // Env is a process environment that points the AWS SDKs at an emulator.
 type Env map[string]string
