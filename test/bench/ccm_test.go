@@ -71,7 +71,7 @@ const memSampleEvery = 250 * time.Millisecond
 func startCCM(b *testing.B, r *result, a ccmArgs) *ccm {
 	b.Helper()
 	requireEnv(b)
-	port, err := childproc.FreePort()
+	port, err := childproc.FreePort(b.Context())
 	if err != nil {
 		b.Fatal(err)
 	}

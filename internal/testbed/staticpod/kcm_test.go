@@ -146,7 +146,7 @@ func TestRealKubeControllerManager126(t *testing.T) {
 	if err := cp.ClientCertKubeconfig(filepath.Join(root, "etc/kubernetes/controller-manager.conf"), "system:kube-controller-manager", nil); err != nil {
 		t.Fatal(err)
 	}
-	port, err := childproc.FreePort()
+	port, err := childproc.FreePort(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
