@@ -129,7 +129,7 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	step("starting aws-cloud-controller-manager (log: %s)", filepath.Join(d.opts.stateDir, "ccm.log"))
-	if err := d.startCCM(); err != nil {
+	if err := d.startCCM(ctx); err != nil {
 		return err
 	}
 	if err := d.waitLeader(ctx); err != nil {
@@ -261,7 +261,7 @@ func (d *demo) vpcID() string {
 	return ""
 }
 
-func (d *demo) startCCM() error {
+func (d *demo) startCCM(ctx context.Context) error {
 	conf := filepath.Join(d.opts.stateDir, "cloud.conf")
 	d.cloudConfig = conf
 	ini := fmt.Sprintf("[Global]\nRegion = %s\nVPC = %s\nKubernetesClusterID = %s\n", d.fixture.Region, d.vpcID(), clusterID)
@@ -270,7 +270,7 @@ func (d *demo) startCCM() error {
 	}
 	// If another process takes the port before the CCM binds it, the CCM
 	// exits and the demo fails with its log: acceptable for a demo.
-	port, err := childproc.FreePort()
+	port, err := childproc.FreePort(ctx)
 	if err != nil {
 		return err
 	}

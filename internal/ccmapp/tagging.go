@@ -62,7 +62,7 @@ func startTagging(ctx context.Context, o *tagging.Options, reg tagging.Registere
 		return fmt.Errorf("tagging controller: Kubernetes client: %w", err)
 	}
 	deps := aws.Tagging()
-	c, err := tagging.New(tagging.Config{
+	c, err := tagging.New(ctx, tagging.Config{
 		Tags: o.Tags, RateLimit: o.RateLimit, BurstLimit: o.BurstLimit,
 		Nodes:  cc.SharedInformers.Core().V1().Nodes(),
 		Client: client, EC2: deps.EC2, Instances: deps.Instances, ClusterID: deps.ClusterID,

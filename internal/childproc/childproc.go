@@ -47,8 +47,8 @@ func LogTail(path string, maxBytes int64) string {
 // listener is closed before returning, so another process may take the port
 // before the caller's child binds it; the child then fails to start, which
 // callers report with its log.
-func FreePort() (int, error) {
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+func FreePort(ctx context.Context) (int, error) {
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("pick a free port: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 func TestFreePort(t *testing.T) {
-	port, err := FreePort()
+	port, err := FreePort(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

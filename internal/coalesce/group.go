@@ -42,7 +42,7 @@ func (g *Group[R]) Do(ctx context.Context, keys ...string) (R, error) {
 	if b == nil {
 		b = &batch[R]{keys: map[string]struct{}{}, done: make(chan struct{})}
 		g.pending = b
-		go g.flush(b)
+		go g.flush(b) //nolint:contextcheck // the run serves every caller of the batch, so no one caller's ctx may end it (see Group)
 	}
 	for _, k := range keys {
 		b.keys[k] = struct{}{}

@@ -35,14 +35,16 @@ func WriteManifests(v Values, dir string, out, log io.Writer) error {
 		}
 		return nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The manifests hold no secret and are for others too: reviewed,
+	// committed and applied (kubectl, GitOps), as a rendered chart is.
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: see above
 		return fmt.Errorf("create the output folder: %w", err)
 	}
 	written := map[string]bool{}
 	for i, o := range objs {
 		name := FileName(i, o)
 		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, o.YAML, 0o644); err != nil {
+		if err := os.WriteFile(path, o.YAML, 0o644); err != nil { //nolint:gosec // G306: manifests for others, see MkdirAll
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 		written[name] = true

@@ -1,7 +1,7 @@
 package lbnames
 
 import (
-	"crypto/sha1" // upstream's name hash, not a security use
+	"crypto/sha1" //nolint:gosec // G505: upstream's target group name hash, kept for wire compatibility (TargetGroupName); not a security use
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -70,7 +70,7 @@ const targetTypeInstance = "instance"
 // cluster ID, the Service's namespace and name, the ports, target
 // protocol, target type and health-check protocol and interval.
 func TargetGroupName(clusterID string, svc *corev1.Service, in TargetGroupInputs) string {
-	h := sha1.New()
+	h := sha1.New() //nolint:gosec // G401: the names must equal upstream's, which hash with sha1; not a security use
 	for _, s := range []string{clusterID, svc.Namespace, svc.Name, strconv.Itoa(int(in.Port)), strconv.Itoa(int(in.NodePort)),
 		in.TargetProtocol, targetTypeInstance, in.HealthCheckProtocol, strconv.Itoa(int(in.HealthCheckInterval))} {
 		h.Write([]byte(s))

@@ -1,7 +1,7 @@
 package lbnames
 
 import (
-	"crypto/sha1"
+	"crypto/sha1" //nolint:gosec // G505: recomputes upstream's sha1 name hash to check TargetGroupName against it
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -22,7 +22,7 @@ var upstreamClean = regexp.MustCompile(`[^A-Za-z0-9]`)
 // over cluster ID, namespace, name, port, node port, target protocol,
 // "instance", health-check protocol and interval, concatenated.
 func upstreamTargetGroupName(cluster, ns, name string, port, nodePort int32, proto, hcProto string, interval int32) string {
-	sum := sha1.Sum([]byte(cluster + ns + name + strconv.Itoa(int(port)) + strconv.Itoa(int(nodePort)) + proto + "instance" + hcProto + strconv.Itoa(int(interval))))
+	sum := sha1.Sum([]byte(cluster + ns + name + strconv.Itoa(int(port)) + strconv.Itoa(int(nodePort)) + proto + "instance" + hcProto + strconv.Itoa(int(interval)))) //nolint:gosec // G401: upstream's name hash, see the import
 	return fmt.Sprintf("k8s-%.8s-%.8s-%.10s", upstreamClean.ReplaceAllString(ns, ""), upstreamClean.ReplaceAllString(name, ""), hex.EncodeToString(sum[:]))
 }
 

@@ -307,7 +307,9 @@ func (s *Store) mirror(j *Journal) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.LocalPath), 0o755); err != nil {
+	// The mirror is the operator's own record (0600 below); a directory made
+	// for it is theirs alone too.
+	if err := os.MkdirAll(filepath.Dir(s.LocalPath), 0o700); err != nil {
 		return fmt.Errorf("journal mirror: %w", err)
 	}
 	tmp := s.LocalPath + ".tmp"

@@ -161,3 +161,22 @@ func TestNodeReportsDoNotConflict(t *testing.T) {
 		t.Errorf("a node read the journal: %v", err)
 	}
 }
+
+// The local mirror is the operator's own record: the file is 0600, and a
+// directory made for it 0700.
+func TestMirrorIsPrivate(t *testing.T) {
+	local := filepath.Join(t.TempDir(), "new", "journal.json")
+	s := &Store{LocalPath: local}
+	if err := s.mirror(&Journal{Plan: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{local: 0o600, filepath.Dir(local): 0o700} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", p, fi.Mode().Perm(), want)
+		}
+	}
+}

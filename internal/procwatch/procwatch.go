@@ -107,6 +107,9 @@ func (fs FS) listenTargets(port int) (map[string]bool, error) {
 		return nil, fmt.Errorf("read TCP6 sockets: %w", err)
 	}
 	targets := map[string]bool{}
+	if port < 0 { // no socket has one (and uint64 below would wrap it)
+		return targets, nil
+	}
 	for _, s := range slices.Concat(v4, v6) {
 		if s.St == tcpListen && s.LocalPort == uint64(port) {
 			targets["socket:["+strconv.FormatUint(s.Inode, 10)+"]"] = true

@@ -129,7 +129,7 @@ func TestListenerOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close() }()
-	closed, err := childproc.FreePort()
+	closed, err := childproc.FreePort(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,8 +106,10 @@ type Controller struct {
 	afterSync func([]item, map[item]error)
 }
 
-// New returns a controller and registers its Node handlers; Run starts it.
-func New(cfg Config) (*Controller, error) {
+// New returns a controller and registers its Node handlers; Run starts it
+// with the same ctx. The event broadcaster it makes (when cfg.Events is
+// nil) stops when ctx ends, as Run does.
+func New(ctx context.Context, cfg Config) (*Controller, error) {
 	if len(cfg.Tags) == 0 {
 		return nil, fmt.Errorf("tagging controller: no tags to apply (--tags)")
 	}
@@ -139,7 +141,7 @@ func New(cfg Config) (*Controller, error) {
 		suspects: map[string]bool{},
 	}
 	if c.cfg.Events == nil {
-		c.broadcaster = record.NewBroadcaster(record.WithContext(context.Background()))
+		c.broadcaster = record.NewBroadcaster(record.WithContext(ctx))
 		c.cfg.Events = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ClientName})
 	}
 	_, err := cfg.Nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{

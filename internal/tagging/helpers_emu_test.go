@@ -137,7 +137,9 @@ func newEmu(t *testing.T, o emuOptions) *emu {
 	events := record.NewFakeRecorder(1000)
 	recorded := &nodeEvents{FakeRecorder: events}
 	metrics := NewMetrics(k8smetrics.NewKubeRegistry())
-	c, err := New(Config{
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c, err := New(ctx, Config{
 		Tags: testTags, Nodes: factory.Core().V1().Nodes(), Client: client,
 		EC2: NewEC2(ec2c), Instances: view, ClusterID: emuCluster, Events: recorded,
 		BatchWindow: 100 * time.Millisecond, RateLimit: o.rate, BurstLimit: o.burst,
@@ -152,8 +154,6 @@ func newEmu(t *testing.T, o emuOptions) *emu {
 	if o.beforeStart != nil {
 		o.beforeStart(e)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	factory.Start(ctx.Done())
 	go c.Run(ctx)
 	return e

@@ -95,14 +95,15 @@ func startAPIServer(ctx context.Context, bin, dir, etcdURL string, p *pki, audit
 }
 
 func startAPIServerOnce(ctx context.Context, bin, dir, etcdURL string, p *pki, auditPolicyFile, auditLogPath string, extra []string) (_ *apiServerProc, collided bool, _ error) {
-	ports, err := freePorts(1)
+	ports, err := freePorts(ctx, 1)
 	if err != nil {
 		return nil, false, err
 	}
 	url := "https://127.0.0.1:" + strconv.Itoa(ports[0])
 	logPath := filepath.Join(dir, "kube-apiserver.log")
 	args := apiServerArgs(dir, ports[0], etcdURL, p, auditPolicyFile, auditLogPath, extra)
-	proc, err := childproc.StartLogged("kube-apiserver", exec.CommandContext(context.Background(), bin, args...), logPath)
+	// ctx bounds the start; the process lives until the control plane's Stop.
+	proc, err := childproc.StartLogged("kube-apiserver", exec.CommandContext(context.Background(), bin, args...), logPath) //nolint:contextcheck // see above
 	if err != nil {
 		return nil, false, err
 	}

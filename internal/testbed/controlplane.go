@@ -122,7 +122,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, retErr error) {
 		c.AuditLogPath = filepath.Join(c.Dir, "audit.log")
 	}
 
-	if c.egress, err = startClusterEgress(c.Dir, p); err != nil {
+	if c.egress, err = startClusterEgress(ctx, c.Dir, p); err != nil {
 		return nil, err
 	}
 	egressFlag, err := c.egress.writeConfig(c.Dir)

@@ -50,12 +50,12 @@ egressSelections:
 `, addr)
 }
 
-func startClusterEgress(dir string, p *pki) (*clusterEgress, error) {
+func startClusterEgress(ctx context.Context, dir string, p *pki) (*clusterEgress, error) {
 	cert, err := tls.X509KeyPair(p.ServingCert, p.ServingKey)
 	if err != nil {
 		return nil, fmt.Errorf("cluster egress certificate: %w", err)
 	}
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "unix", filepath.Join(dir, "egress.sock"))
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "unix", filepath.Join(dir, "egress.sock"))
 	if err != nil {
 		return nil, fmt.Errorf("cluster egress proxy: %w", err)
 	}

@@ -44,7 +44,7 @@ func startEtcd(ctx context.Context, binDir, dir string) (*etcdProc, error) {
 }
 
 func startEtcdOnce(ctx context.Context, binDir, dir string) (_ *etcdProc, collided bool, _ error) {
-	ports, err := freePorts(2)
+	ports, err := freePorts(ctx, 2)
 	if err != nil {
 		return nil, false, err
 	}
@@ -68,7 +68,8 @@ func startEtcdOnce(ctx context.Context, binDir, dir string) (_ *etcdProc, collid
 		"--log-level=warn",
 	}
 	logPath := filepath.Join(dir, "etcd.log")
-	p, err := childproc.StartLogged("etcd", exec.CommandContext(context.Background(), filepath.Join(binDir, EtcdBinary), args...), logPath)
+	// ctx bounds the start; the process lives until the control plane's Stop.
+	p, err := childproc.StartLogged("etcd", exec.CommandContext(context.Background(), filepath.Join(binDir, EtcdBinary), args...), logPath) //nolint:contextcheck // see above
 	if err != nil {
 		return nil, false, err
 	}
@@ -109,10 +110,10 @@ func (e *etcdProc) waitHealthy(ctx context.Context, timeout time.Duration) error
 
 // freePorts returns n distinct loopback ports that were free a moment ago.
 // All listeners are held until every port is picked, so they differ.
-func freePorts(n int) ([]int, error) {
+func freePorts(ctx context.Context, n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	for i := 0; i < n; i++ {
-		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("pick a free port: %w", err)
 		}

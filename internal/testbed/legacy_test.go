@@ -180,7 +180,7 @@ func TestLegacyAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cp.ServeNode("10.200.0.9:10250", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.WriteString(w, "kubelet says "+r.URL.Path)
+		_, _ = io.WriteString(w, "kubelet says "+r.URL.Path) //nolint:gosec // G705: a fake kubelet echoing the test's own request to the test
 	})))
 	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", node.Name, "proxy", "configz").DoRaw(ctx)
 	if err != nil || string(b) != "kubelet says /configz" {

@@ -164,8 +164,9 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 	cloud := &Cloud{cfg: cc, env: env, flags: *flags, clock: clk, refs: newNodeRefs()}
 	// The recorder exists from the start so every part can hold it; its
 	// events reach the API server once Initialize connects the broadcaster,
-	// and no controller runs before that.
-	cloud.broadcaster = record.NewBroadcaster(record.WithContext(context.Background()))
+	// and no controller runs before that. The broadcaster outlives ctx (which
+	// bounds only New's own lookups): Initialize's stop shuts it down.
+	cloud.broadcaster = record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
 	host, _ := os.Hostname()
 	cloud.events = cloud.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "aws-cloud-controller-manager", Host: host})
 	cloud.view = instances.New(instances.NewEC2(clients.EC2), instances.Options{

@@ -25,6 +25,7 @@ func (c *Cloud) newLoadBalancers(clients *awsapi.Clients, clusterName string) *l
 		NLBManagedSecurityGroups:    g.NLBSecurityGroupMode == cloudconfig.NLBSecurityGroupModeManaged,
 	}
 	if g.ClusterServiceLoadBalancerHealthProbeMode == cloudconfig.ProbeModeShared {
+		//nolint:gosec // G115: cloudconfig.Load (Validate) refused a port outside 0-65535, so it fits int32
 		p := &lb.SharedProbe{Port: int32(g.ClusterServiceSharedLoadBalancerHealthProbePort), Path: g.ClusterServiceSharedLoadBalancerHealthProbePath}
 		if p.Port == 0 {
 			p.Port = cloudconfig.DefaultSharedProbePort

@@ -26,7 +26,7 @@ func TestFillFromOwnInstance(t *testing.T) {
 	tags := func(kv ...string) ownInstance {
 		var out ownInstance
 		for i := 0; i < len(kv); i += 2 {
-			out = append(out, ec2types.Tag{Key: aws.String(kv[i]), Value: aws.String(kv[i+1])})
+			out = append(out, ec2types.Tag{Key: aws.String(kv[i]), Value: aws.String(kv[i+1])}) //nolint:gosec // G602: kv is key, value pairs; an odd count is a test bug and panics
 		}
 		return out
 	}

@@ -102,7 +102,7 @@ func instanceIDs(out *ec2.DescribeInstancesOutput) []string {
 func filters(kv ...string) []ec2types.Filter {
 	var out []ec2types.Filter
 	for i := 0; i < len(kv); i += 2 {
-		out = append(out, ec2types.Filter{Name: aws.String(kv[i]), Values: splitValues(kv[i+1])})
+		out = append(out, ec2types.Filter{Name: aws.String(kv[i]), Values: splitValues(kv[i+1])}) //nolint:gosec // G602: kv is name, values pairs; an odd count is a test bug and panics
 	}
 	return out
 }

@@ -71,7 +71,7 @@ const memSampleEvery = 250 * time.Millisecond
 func startCCM(b *testing.B, r *result, a ccmArgs) *ccm {
 	b.Helper()
 	requireEnv(b)
-	port, err := childproc.FreePort()
+	port, err := childproc.FreePort(b.Context())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func procStatusKB(pid int, field string) (int64, error) {
 }
 
 // scrapeClient keeps its connections: the lifecycle scenario polls often.
-var scrapeClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+var scrapeClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // G402: the bench's own CCM on loopback, self-signed
 
 // scrape sums every series of each named metric on the CCM's /metrics.
 func (c *ccm) scrape(names ...string) (map[string]float64, error) {

@@ -40,7 +40,7 @@ func TestTaggingController(t *testing.T) {
 	})
 	factory := informers.NewSharedInformerFactoryWithOptions(env.kube, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = taggingTestLabel }))
-	c, err := tagging.New(tagging.Config{
+	c, err := tagging.New(ctx, tagging.Config{
 		Tags: tags, Nodes: factory.Core().V1().Nodes(), Client: env.kube,
 		EC2: tagging.NewEC2(clients.EC2), Instances: view, ClusterID: clusterID,
 	})

@@ -162,7 +162,7 @@ func (k *ccmKubelet) run(ctx context.Context, pod *corev1.Pod) error {
 	if err := env.cp.WriteKubeconfig(kubeconfig, cfg); err != nil {
 		return err
 	}
-	port, err := childproc.FreePort()
+	port, err := childproc.FreePort(ctx)
 	if err != nil {
 		return err
 	}

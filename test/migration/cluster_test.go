@@ -130,7 +130,7 @@ func startControlPlaneNodeFor(t *testing.T, spec cpSpec) *controlPlane {
 // runner's options adjusted by tune (nil: as they are).
 func startControlPlaneNodeWith(t *testing.T, spec cpSpec, tune func(*staticpod.Options)) *controlPlane {
 	t.Helper()
-	port, err := childproc.FreePort()
+	port, err := childproc.FreePort(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

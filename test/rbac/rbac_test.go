@@ -117,7 +117,7 @@ func startCCM(t *testing.T, objs []*unstructured.Unstructured, name string) *ccm
 	if err := os.WriteFile(cloudConf, []byte(cm.Data[install.CloudConfigKey]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port, err := childproc.FreePort()
+	port, err := childproc.FreePort(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

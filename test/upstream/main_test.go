@@ -114,7 +114,7 @@ func startCCM(t *testing.T, name, bin, families string) *ccm {
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port, err := childproc.FreePort()
+	port, err := childproc.FreePort(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,9 +161,6 @@ the command exits with code 3 (` + imdsEndpointEnv + ` overrides the endpoint).`
 // the version and IMDS for the node's identity where needed, then
 // validates. changed reports whether a flag was set explicitly.
 func (o *KubeadmOptions) Complete(ctx context.Context, changed func(string) bool, deps kubeadmDeps) (kubeadmconfig.Options, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	opts := kubeadmconfig.Options{KubernetesVersion: o.KubernetesVersion, APIVersion: o.APIVersion,
 		NodeName: o.NodeName, ProviderID: o.ProviderID}
 	if (changed(flagECRConfig) || changed(flagECRBinDir)) && !o.ECRProvider {

@@ -99,7 +99,9 @@ permissions, ...), and a kube-controller-manager that runs cloud routes.`,
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(o.File, data, 0o644); err != nil {
+		// The plan holds no secret and is for review: by whoever approves
+		// it, and by the operators who run apply with it.
+		if err := os.WriteFile(o.File, data, 0o644); err != nil { //nolint:gosec // G306: see above
 			return exitcode.UsageError(fmt.Errorf("--file: %w", err))
 		}
 		if format == "json" {

@@ -98,9 +98,6 @@ docs/reference/preflight-checks.md.`,
 // Run validates o, gathers and runs the checks (gather.Collect) and writes
 // the report; its error carries the exit code.
 func Run(ctx context.Context, o Options, format string, streams Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	mode, err := preflight.ParseMode(o.Mode)
 	if err != nil {
 		return exitcode.UsageError(err)

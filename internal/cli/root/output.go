@@ -38,7 +38,9 @@ type ErrorInfo struct {
 // that cancelled ctx makes the error an interruption (exit 130).
 func Execute(ctx context.Context, streams Streams, args []string) error {
 	gate := &jsonStdout{out: streams.Out, errOut: streams.Err}
-	cmd := newCommand(Streams{In: streams.In, Out: gate, Err: streams.Err}, gate)
+	// The commands get ctx through cobra: ExecuteContextC makes it every
+	// command's cmd.Context(), which contextcheck cannot follow.
+	cmd := newCommand(Streams{In: streams.In, Out: gate, Err: streams.Err}, gate) //nolint:contextcheck // see above
 	cmd.SetArgs(args)
 	ran, err := cmd.ExecuteContextC(ctx)
 	if err != nil && ctx.Err() != nil && exitcode.Of(err) != exitcode.Interrupted {

@@ -124,9 +124,6 @@ func (e *WaitError) Unwrap() error { return e.Err }
 // Apply applies objs with server-side apply and, with o.Wait, waits for the
 // CCM to take over (a *WaitError when it does not).
 func Apply(ctx context.Context, c Clients, objs []*unstructured.Unstructured, o ApplyOptions) (Report, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	progress := o.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -191,9 +188,6 @@ func Apply(ctx context.Context, c Clients, objs []*unstructured.Unstructured, o 
 // *MismatchError and nothing is deleted. Adopted objects are kept, with the
 // fields only the install owned removed. dryRun is as in ApplyOptions.
 func Uninstall(ctx context.Context, c Clients, objs []*unstructured.Unstructured, dryRun string, progress io.Writer) (Report, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if progress == nil {
 		progress = io.Discard
 	}

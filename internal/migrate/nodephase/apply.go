@@ -130,7 +130,7 @@ func Apply(o Options) (*Result, error) {
 		return p.result(), nil
 	}
 	created := fsys.missingDirs(StateDir)
-	if err := fsys.mkdirAll(StateDir); err != nil {
+	if err := fsys.mkdirPrivate(StateDir); err != nil {
 		return nil, err
 	}
 	unlock, err := lockDir(fsys.host(StateDir))

@@ -266,9 +266,12 @@ func testKubelet(t *testing.T, fx fixture, root string, opts func(Phase) Options
 
 // checkBackups: the static Pod directory holds only manifests the kubelet
 // should run (no backup, no temporary file), every backup is in BackupDir
-// and matches its recorded hash.
+// and matches its recorded hash, and the directories of the state and the
+// backups are private (0700) while those the tool made for node files
+// others read are 0755.
 func checkBackups(t *testing.T, root string) {
 	t.Helper()
+	checkDirModes(t, root)
 	entries, _ := os.ReadDir(filepath.Join(root, nodefiles.ManifestsDir))
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") || strings.Contains(e.Name(), "backup") || strings.Contains(e.Name(), "awsccmctl") {
@@ -289,6 +292,39 @@ func checkBackups(t *testing.T, root string) {
 		if hashOf([]byte(readFile(t, root, f.Backup))) != f.SHA256 {
 			t.Errorf("backup of %s does not match its hash", f.Path)
 		}
+	}
+}
+
+// checkDirModes checks the modes of the directories the tool made: 0700 for
+// the state directory and everything under it, 0755 for the directory of
+// the leader-migration configuration the kube-controller-manager reads.
+func checkDirModes(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(filepath.Join(root, StateDir), func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: mode %v, want 0700", p, fi.Mode().Perm())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("walk %s: %v", StateDir, err)
+	}
+	// 0755 as the umask leaves it: what MkdirAll makes of 0755 here.
+	ref := filepath.Join(t.TempDir(), "ref")
+	if err := os.MkdirAll(ref, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.Stat(ref)
+	dir := filepath.Join(root, path.Dir(LeaderMigrationConfigPath))
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm() != want.Mode().Perm() {
+		t.Errorf("%s: mode %v, want %v (the kube-controller-manager reads it)", dir, fi.Mode().Perm(), want.Mode().Perm())
 	}
 }
 

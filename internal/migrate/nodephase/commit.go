@@ -21,7 +21,7 @@ func (p *plan) commit(fsys nodeFS) error {
 			e = &fileState{Path: f.path, Scope: f.scope, Existed: f.cur.exists}
 			if f.cur.exists {
 				e.SHA256, e.Mode, e.Backup = hashOf(f.cur.data), formatMode(f.cur.mode), backupPath(f.path)
-				if err := fsys.mkdirAll(path.Dir(e.Backup)); err != nil {
+				if err := fsys.mkdirPrivate(path.Dir(e.Backup)); err != nil {
 					return err
 				}
 				if err := fsys.writeAtomic(e.Backup, f.cur.data, f.cur.mode); err != nil {

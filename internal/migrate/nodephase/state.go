@@ -115,8 +115,21 @@ func (f nodeFS) missingDirs(dir string) []string {
 	return out
 }
 
+// mkdirAll creates node directory dir and its missing parents with mode
+// 0755, the mode of the directories the kubelet, the static Pods and other
+// users read files from (/etc/kubernetes and below).
 func (f nodeFS) mkdirAll(dir string) error {
-	if err := os.MkdirAll(f.host(dir), 0o755); err != nil {
+	if err := os.MkdirAll(f.host(dir), 0o755); err != nil { //nolint:gosec // G301: directories of node files that others read, see above
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	return nil
+}
+
+// mkdirPrivate creates dir and its missing parents with mode 0700: the
+// state directory and its backups are the tool's own, read only by the
+// next run (as root).
+func (f nodeFS) mkdirPrivate(dir string) error {
+	if err := os.MkdirAll(f.host(dir), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	return nil

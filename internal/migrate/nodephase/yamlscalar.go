@@ -226,7 +226,7 @@ func (r *scalarReader) doubleQuoted(i int) (int, error) {
 				return 0, fmt.Errorf("unsupported escape \\%c", e)
 			}
 			code, err := strconv.ParseUint(r.src[j+2:j+2+width], 16, 32)
-			if err != nil || !utf8.ValidRune(rune(code)) {
+			if err != nil || code > utf8.MaxRune || !utf8.ValidRune(rune(code)) {
 				return 0, fmt.Errorf("bad escape \\%c", e)
 			}
 			r.add(string(rune(code)), j)

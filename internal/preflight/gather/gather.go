@@ -79,9 +79,6 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // returns the report. A report with failures is no error; errors are
 // *InputError or *UnreachableError, or unexpected.
 func Collect(ctx context.Context, o Options) (preflight.Report, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	checks, err := o.checks(ctx)
 	if err != nil {
 		return preflight.Report{}, err

@@ -146,7 +146,7 @@ func TestRealKubeControllerManager126(t *testing.T) {
 	if err := cp.ClientCertKubeconfig(filepath.Join(root, "etc/kubernetes/controller-manager.conf"), "system:kube-controller-manager", nil); err != nil {
 		t.Fatal(err)
 	}
-	port, err := childproc.FreePort()
+	port, err := childproc.FreePort(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestRealKubeControllerManager126(t *testing.T) {
 	}
 
 	// Its secure port, as the manifest set it, answers /healthz.
-	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // G402: the test's kube-controller-manager on loopback, self-signed
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/healthz", port), nil)
 	if err != nil {
 		fail("healthz: %v", err)
