@@ -321,7 +321,7 @@ func kubeadmConfigGate(ctx context.Context, e *env, _ *Step) (gateResult, error)
 	case !apierrors.IsNotFound(err):
 		// Not a verdict: only NotFound means there is no kubeadm-config; an
 		// apiserver that did not answer is asked again.
-		return waiting(fmt.Sprintf("ConfigMap %s/%s: %v", Namespace, kubeadmConfigName, err)), nil //nolint:nilerr // a failed read waits for the next poll
+		return waiting(fmt.Sprintf("ConfigMap %s/%s: %v", Namespace, kubeadmConfigName, err)), nil
 	}
 	return decideKubeadmConfig(o)
 }

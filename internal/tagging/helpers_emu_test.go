@@ -132,7 +132,7 @@ func newEmu(t *testing.T, o emuOptions) *emu {
 	// Nodes under -race take 10 s of the package's 35. The controller
 	// patches with JSON merge patches, which the plain tracker applies
 	// the same; nothing here uses server-side apply.
-	client := fake.NewSimpleClientset(objs...) //nolint:staticcheck // SA1019: see above
+	client := fake.NewSimpleClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	events := record.NewFakeRecorder(1000)
 	recorded := &nodeEvents{FakeRecorder: events}
