@@ -63,6 +63,10 @@ type KubeletConfig struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	ProviderID string `json:"providerID"`
+	// HealthzPort and HealthzBindAddress are where the kubelet serves
+	// /healthz (nil and "": the kubelet's defaults, 10248 and 127.0.0.1).
+	HealthzPort        *int32 `json:"healthzPort"`
+	HealthzBindAddress string `json:"healthzBindAddress"`
 }
 
 // Origin says where a kubelet argument came from.

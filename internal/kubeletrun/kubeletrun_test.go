@@ -1,0 +1,174 @@
+//go:build linux
+
+package kubeletrun
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/procwatch"
+)
+
+// The test binary doubles as a fake kubelet: KUBELETRUN_HELPER=serve makes
+// it listen on a free loopback port, print the port and answer /healthz
+// with KUBELETRUN_HEALTHZ (HTTP 500 when it does not start with "ok"), so
+// Observe reads a real process through the real /proc.
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBELETRUN_HELPER") == "serve" {
+		serveHealthz(os.Getenv("KUBELETRUN_HEALTHZ"))
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func serveHealthz(answer string) {
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp4", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	fmt.Println(ln.Addr().(*net.TCPAddr).Port)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if !strings.HasPrefix(answer, "ok") {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+		fmt.Fprint(w, answer)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: time.Second}
+	fmt.Fprintln(os.Stderr, srv.Serve(ln))
+}
+
+// startFake starts the test binary as a program named name (through a
+// symlink, so /proc/<pid>/cmdline shows that name) with args, and returns
+// it with its healthz port.
+func startFake(t *testing.T, name, healthz string, args ...string) (*exec.Cmd, int) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	if err := os.Symlink(os.Args[0], bin); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(context.Background(), bin, args...)
+	cmd.Env = append(os.Environ(), "KUBELETRUN_HELPER=serve", "KUBELETRUN_HEALTHZ="+healthz)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := childproc.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("fake printed no port: %v", err)
+	}
+	port, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("fake printed %q", line)
+	}
+	return cmd, port
+}
+
+func newFS(t *testing.T) procwatch.FS {
+	t.Helper()
+	fs, err := procwatch.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+// TestObserveReadsTheRunningProcess: what Observe reports is the running
+// process's own command line, start time and /healthz answer.
+func TestObserveReadsTheRunningProcess(t *testing.T) {
+	before := time.Now()
+	cmd, port := startFake(t, "kubelet", "ok",
+		"--config=/var/lib/kubelet/config.yaml", "--cloud-provider=external",
+		"--provider-id", "aws:///us-east-1a/i-0abc", "--hostname-override=ip-10-0-1-10.ec2.internal")
+	r, err := Observe(t.Context(), newFS(t), Endpoint{Address: "127.0.0.1", Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Running{PID: cmd.Process.Pid, CloudProvider: "external", ProviderID: "aws:///us-east-1a/i-0abc",
+		HostnameOverride: "ip-10-0-1-10.ec2.internal", Healthz: "ok"}
+	if r.PID != want.PID || r.CloudProvider != want.CloudProvider || r.ProviderID != want.ProviderID ||
+		r.HostnameOverride != want.HostnameOverride || !r.Healthy() {
+		t.Errorf("Observe = %+v, want %+v", *r, want)
+	}
+	if r.StartTime == 0 || r.Started.Before(before.Add(-time.Second)) || r.Started.After(time.Now().Add(time.Second)) {
+		t.Errorf("start %d (%s), want the child's, after %s", r.StartTime, r.Started, before)
+	}
+}
+
+func TestObserveUnhealthyAndInTree(t *testing.T) {
+	_, port := startFake(t, "kubelet", "[-]syncloop failed", "--cloud-provider=aws")
+	r, err := Observe(t.Context(), newFS(t), Endpoint{Address: "127.0.0.1", Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.CloudProvider != "aws" || r.Healthy() || r.Healthz != "HTTP 500: [-]syncloop failed" {
+		t.Errorf("Observe = %+v, want the in-tree provider and the failed healthz", *r)
+	}
+}
+
+func TestObserveRefusesWhatIsNotAKubelet(t *testing.T) {
+	_, port := startFake(t, "nginx", "ok", "--cloud-provider=external")
+	_, err := Observe(t.Context(), newFS(t), Endpoint{Address: "127.0.0.1", Port: port})
+	if err == nil || !strings.Contains(err.Error(), "not a kubelet") || !strings.Contains(err.Error(), "nginx") {
+		t.Errorf("Observe = %v, want an error naming the other program", err)
+	}
+	free, err := childproc.FreePort(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Observe(t.Context(), newFS(t), Endpoint{Address: "127.0.0.1", Port: free}); err == nil || !strings.Contains(err.Error(), "no kubelet is running") {
+		t.Errorf("Observe on a free port = %v, want no kubelet running", err)
+	}
+}
+
+func TestEndpointOf(t *testing.T) {
+	port := func(p int32) *int32 { return &p }
+	for _, tc := range []struct {
+		name    string
+		argv    []string
+		config  *nodefiles.KubeletConfig
+		want    Endpoint
+		wantErr string
+	}{
+		{name: "defaults", want: Endpoint{"127.0.0.1", 10248}},
+		{name: "config file", config: &nodefiles.KubeletConfig{HealthzPort: port(11248), HealthzBindAddress: "10.0.0.5"}, want: Endpoint{"10.0.0.5", 11248}},
+		{name: "flags win over the file", argv: []string{"--healthz-port=12248", "--healthz-bind-address", "127.0.0.2"},
+			config: &nodefiles.KubeletConfig{HealthzPort: port(11248), HealthzBindAddress: "10.0.0.5"}, want: Endpoint{"127.0.0.2", 12248}},
+		{name: "wildcard IPv4 is reached on loopback", argv: []string{"--healthz-bind-address=0.0.0.0"}, want: Endpoint{"127.0.0.1", 10248}},
+		{name: "wildcard IPv6 is reached on loopback", argv: []string{"--healthz-bind-address=::"}, want: Endpoint{"::1", 10248}},
+		{name: "turned off", config: &nodefiles.KubeletConfig{HealthzPort: port(0)}, wantErr: "turned off"},
+		{name: "not a number", argv: []string{"--healthz-port=ten"}, wantErr: `--healthz-port="ten"`},
+		{name: "out of range", argv: []string{"--healthz-port=70000"}, wantErr: "70000 is not a TCP port"},
+		{name: "not an IP", argv: []string{"--healthz-bind-address=localhost"}, wantErr: `"localhost" is not an IP address`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := EndpointOf(&nodefiles.Kubelet{Flags: nodefiles.ParseFlags(tc.argv), Config: tc.config})
+			switch {
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("EndpointOf = %v, %v; want an error with %q", got, err, tc.wantErr)
+			case tc.wantErr == "" && (err != nil || got != tc.want):
+				t.Errorf("EndpointOf = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
