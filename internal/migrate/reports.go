@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/awsccmctl/awsccmctl/internal/kubeletrun"
 )
 
 // NodeReport is what `migrate-from-intree node` tells apply about one node:
@@ -31,6 +33,12 @@ type NodeReport struct {
 	// kube-controller-manager it replaced has exited, before the new one
 	// answers: it carries Departed, and no gate counts it as the phase done.
 	InProgress bool `json:"inProgress,omitempty"`
+	// Kubelet is the running kubelet as the node saw it after a phase that
+	// changes the kubelet's flags (kubelet-external, restore): what the
+	// process runs, not what its files say; KubeletError says why it could
+	// not be read.
+	Kubelet      *kubeletrun.Running `json:"kubelet,omitempty"`
+	KubeletError string              `json:"kubeletError,omitempty"`
 	// Departed is the kube-controller-manager process the phase replaced,
 	// when it held a leader-election Lease: proof that its holder is gone,
 	// on which apply releases the Lease instead of waiting for it to

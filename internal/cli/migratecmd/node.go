@@ -15,9 +15,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/kubeletrun"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
 	"github.com/awsccmctl/awsccmctl/internal/migrate/nodephase"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/procwatch"
 )
 
@@ -152,6 +154,13 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 				report.KCMHealthzError = err.Error()
 			}
 		}
+		if touchesKubelet(phase, nodephase.Scope(o.Scope)) {
+			report.Kubelet, err = observeKubelet(ctx, o.Root)
+			if err != nil {
+				report.KubeletError = err.Error()
+			}
+			sayKubelet(streams.Err, phase, report)
+		}
 		report.Time = metav1.NowMicro()
 		if reporter != nil {
 			if err := migrate.WriteNodeReport(ctx, reporter, *report); err != nil {
@@ -196,6 +205,57 @@ func touchesKCM(p nodephase.Phase, scope nodephase.Scope) bool {
 		return scope != nodephase.ScopeKubelet
 	default: // kubelet-external changes the kubelet only
 		return false
+	}
+}
+
+func touchesKubelet(p nodephase.Phase, scope nodephase.Scope) bool {
+	switch p {
+	case nodephase.PhaseKubeletExternal:
+		return true
+	case nodephase.PhaseRestore:
+		return scope != nodephase.ScopeControlPlane
+	default: // the control-plane phases change static Pods only
+		return false
+	}
+}
+
+// observeKubelet reads what the running kubelet runs, found by the healthz
+// endpoint its files under root configure.
+func observeKubelet(ctx context.Context, root string) (*kubeletrun.Running, error) {
+	node, err := nodefiles.Read(root)
+	if err != nil {
+		return nil, err
+	}
+	if node.Kubelet == nil {
+		return nil, errors.New("the node's files start no kubelet")
+	}
+	ep, err := kubeletrun.EndpointOf(node.Kubelet)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := procwatch.New("")
+	if err != nil {
+		return nil, err
+	}
+	return kubeletrun.Observe(ctx, fs, ep)
+}
+
+// sayKubelet tells the operator what the running kubelet runs: editing its
+// flags changes nothing until it restarts.
+func sayKubelet(w io.Writer, phase nodephase.Phase, r *migrate.NodeReport) {
+	k := r.Kubelet
+	if k == nil {
+		fmt.Fprintf(w, "the running kubelet could not be read: %s\n", r.KubeletError)
+		return
+	}
+	provider := k.CloudProvider
+	if provider == "" {
+		provider = "none"
+	}
+	fmt.Fprintf(w, "the running kubelet (pid %d, started %s) runs --cloud-provider=%s; /healthz: %s\n",
+		k.PID, k.Started.UTC().Format(time.RFC3339), provider, k.Healthz)
+	if phase == nodephase.PhaseKubeletExternal && k.CloudProvider != "external" {
+		fmt.Fprintln(w, "the kubelet reads its new flags only when it restarts: restart it (systemctl daemon-reload && systemctl restart kubelet)")
 	}
 }
 
