@@ -22,8 +22,9 @@ import (
 )
 
 // The test binary doubles as a fake kubelet: KUBELETRUN_HELPER=serve makes
-// it listen on a free loopback port, print the port and answer /healthz
-// with KUBELETRUN_HEALTHZ (HTTP 500 when it does not start with "ok"), so
+// it listen on loopback (on KUBELETRUN_PORT, else a free port), print the
+// port and answer /healthz with KUBELETRUN_HEALTHZ (HTTP 500 when it does
+// not start with "ok"), so
 // Observe reads a real process through the real /proc.
 func TestMain(m *testing.M) {
 	if os.Getenv("KUBELETRUN_HELPER") == "serve" {
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 func serveHealthz(answer string) {
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp4", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp4", "127.0.0.1:"+os.Getenv("KUBELETRUN_PORT"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return

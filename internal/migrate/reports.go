@@ -39,6 +39,9 @@ type NodeReport struct {
 	// not be read.
 	Kubelet      *kubeletrun.Running `json:"kubelet,omitempty"`
 	KubeletError string              `json:"kubeletError,omitempty"`
+	// KubeletRestarted says the node step restarted the kubelet (Kubelet
+	// is then the new process).
+	KubeletRestarted bool `json:"kubeletRestarted,omitempty"`
 	// Departed is the kube-controller-manager process the phase replaced,
 	// when it held a leader-election Lease: proof that its holder is gone,
 	// on which apply releases the Lease instead of waiting for it to

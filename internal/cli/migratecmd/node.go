@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,10 +33,13 @@ type nodeOptions struct {
 	ProviderID       string
 	HostnameOverride string
 	Wait             time.Duration
+	// RestartKubelet restarts the kubelet with systemctl after a phase
+	// that changes its flags, or when it still runs other ones.
+	RestartKubelet bool
 }
 
 func newNodeCommand(streams Streams) *cobra.Command {
-	o := &nodeOptions{Root: "/", Wait: 3 * time.Minute}
+	o := &nodeOptions{Root: "/", Wait: 3 * time.Minute, RestartKubelet: true}
 	cmd := &cobra.Command{
 		Use:   "node",
 		Short: "The node-local part: edit this node's static Pod manifests and kubelet flags for one phase",
@@ -52,7 +56,13 @@ After a control-plane phase it waits for the local kube-controller-manager's
 it) and, with --kubeconfig, reports the phase and what it saw to
 kube-system/` + migrate.ReportsName + `, where apply reads it. The node's own
 kubelet credentials are enough (the migration-rbac step grants system:nodes
-that ConfigMap alone).`,
+that ConfigMap alone).
+
+After kubelet-external or a restore of the kubelet it restarts the kubelet
+with systemctl when its flags changed (--restart-kubelet=false leaves that
+to you), waits for it to answer /healthz, and reports what the running
+kubelet runs: its --cloud-provider as the process has it, its start time and
+its health.`,
 		Args: cobra.NoArgs,
 	}
 	kube := genericclioptions.NewConfigFlags(false)
@@ -66,7 +76,8 @@ that ConfigMap alone).`,
 	f.StringVar(&o.NodeName, "node-name", "", "this node's Node name in reports (default: the host name)")
 	f.StringVar(&o.ProviderID, "provider-id", "", "kubelet-external: also set --provider-id (aws:///<zone>/<instance-id>)")
 	f.StringVar(&o.HostnameOverride, "hostname-override", "", "kubelet-external: also set --hostname-override (keep the Node's name)")
-	f.DurationVar(&o.Wait, "wait", o.Wait, "how long to wait for the local kube-controller-manager after a control-plane phase (0: do not wait)")
+	f.DurationVar(&o.Wait, "wait", o.Wait, "how long to wait for the local kube-controller-manager after a control-plane phase, and for the restarted kubelet (0: do not wait)")
+	f.BoolVar(&o.RestartKubelet, "restart-kubelet", o.RestartKubelet, "after kubelet-external or a restore of the kubelet, restart the kubelet with systemctl (daemon-reload first when a unit file changed) when its flags changed or it runs other ones, and wait for it to answer /healthz; false leaves the restart to you (hosts without systemd)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		format, err := streams.Output()
 		if err != nil {
@@ -155,11 +166,11 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 			}
 		}
 		if touchesKubelet(phase, nodephase.Scope(o.Scope)) {
-			report.Kubelet, err = observeKubelet(ctx, o.Root)
+			report.Kubelet, report.KubeletRestarted, err = settleKubelet(ctx, o, res)
 			if err != nil {
 				report.KubeletError = err.Error()
 			}
-			sayKubelet(streams.Err, phase, report)
+			sayKubelet(streams.Err, phase, o.RestartKubelet, report)
 		}
 		report.Time = metav1.NowMicro()
 		if reporter != nil {
@@ -178,6 +189,9 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 	}
 	if report != nil && report.KCMHealthzError != "" {
 		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("kube-controller-manager after phase %s: %s", phase, report.KCMHealthzError)}
+	}
+	if report != nil && report.KubeletRestarted && report.KubeletError != "" {
+		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("kubelet after phase %s: %s", phase, report.KubeletError)}
 	}
 	return nil
 }
@@ -219,34 +233,58 @@ func touchesKubelet(p nodephase.Phase, scope nodephase.Scope) bool {
 	}
 }
 
-// observeKubelet reads what the running kubelet runs, found by the healthz
-// endpoint its files under root configure.
-func observeKubelet(ctx context.Context, root string) (*kubeletrun.Running, error) {
-	node, err := nodefiles.Read(root)
+// settleKubelet reads what the running kubelet runs, found by the healthz
+// endpoint its files under root configure, and, with o.RestartKubelet,
+// restarts it when the phase changed its files or it runs another
+// --cloud-provider than they say: it returns the kubelet it saw last and
+// whether it restarted it.
+func settleKubelet(ctx context.Context, o nodeOptions, res *nodephase.Result) (*kubeletrun.Running, bool, error) {
+	node, err := nodefiles.Read(o.Root)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if node.Kubelet == nil {
-		return nil, errors.New("the node's files start no kubelet")
+	k := node.Kubelet
+	if k == nil {
+		return nil, false, errors.New("the node's files start no kubelet")
 	}
-	ep, err := kubeletrun.EndpointOf(node.Kubelet)
+	ep, err := kubeletrun.EndpointOf(k)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	fs, err := procwatch.New("")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return kubeletrun.Observe(ctx, fs, ep)
+	running, err := kubeletrun.Observe(ctx, fs, ep)
+	want, _ := k.Flags.Get("cloud-provider")
+	changed, reload := false, false
+	for _, p := range res.ChangedPaths() {
+		if slices.Contains(k.Sources, p) {
+			changed = true
+			reload = reload || kubeletrun.IsUnitFile(p)
+		}
+	}
+	stale := err == nil && running.CloudProvider != want
+	if !o.RestartKubelet || (!changed && !stale) {
+		return running, false, err
+	}
+	r, err := kubeletrun.Restart(ctx, fs, ep, kubeletrun.Systemd{Unit: kubeletrun.UnitOf(k.Unit)}, reload, running, o.Wait)
+	return r, true, err
 }
 
 // sayKubelet tells the operator what the running kubelet runs: editing its
 // flags changes nothing until it restarts.
-func sayKubelet(w io.Writer, phase nodephase.Phase, r *migrate.NodeReport) {
+func sayKubelet(w io.Writer, phase nodephase.Phase, restart bool, r *migrate.NodeReport) {
 	k := r.Kubelet
-	if k == nil {
+	switch {
+	case k == nil && r.KubeletRestarted:
+		fmt.Fprintf(w, "the kubelet was restarted but not seen healthy: %s\n", r.KubeletError)
+		return
+	case k == nil:
 		fmt.Fprintf(w, "the running kubelet could not be read: %s\n", r.KubeletError)
 		return
+	case r.KubeletRestarted:
+		fmt.Fprintf(w, "restarted the kubelet (systemctl restart)\n")
 	}
 	provider := k.CloudProvider
 	if provider == "" {
@@ -254,7 +292,7 @@ func sayKubelet(w io.Writer, phase nodephase.Phase, r *migrate.NodeReport) {
 	}
 	fmt.Fprintf(w, "the running kubelet (pid %d, started %s) runs --cloud-provider=%s; /healthz: %s\n",
 		k.PID, k.Started.UTC().Format(time.RFC3339), provider, k.Healthz)
-	if phase == nodephase.PhaseKubeletExternal && k.CloudProvider != "external" {
+	if !restart && phase == nodephase.PhaseKubeletExternal && k.CloudProvider != "external" {
 		fmt.Fprintln(w, "the kubelet reads its new flags only when it restarts: restart it (systemctl daemon-reload && systemctl restart kubelet)")
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
+	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 )
 
 // TestNodeReportsTheRunningKubelet: the phases that change the kubelet's
@@ -66,5 +68,58 @@ func TestNodeReportsTheRunningKubelet(t *testing.T) {
 				t.Errorf("phase %s looked at the kubelet: %+v %q", tc.phase, got.Report.Kubelet, got.Report.KubeletError)
 			}
 		})
+	}
+}
+
+// TestNodeRestartsTheKubelet: with --restart-kubelet, a kubelet-external run
+// that changed the kubelet's flags restarts the unit its files name, then
+// waits for a healthy kubelet and fails (exit 1) when none comes; a re-run
+// that changes nothing, with no kubelet running, restarts nothing.
+func TestNodeRestartsTheKubelet(t *testing.T) {
+	ctx := context.Background()
+	free, err := childproc.FreePort(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "nodefiles", "testdata", "kubeadm-1.26-intree"))); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(root, "var", "lib", "kubelet", "config.yaml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, bytes.Replace(data, []byte("healthzPort: 10248"), []byte("healthzPort: "+strconv.Itoa(free)), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A systemctl that only logs: the restart "succeeds" and no kubelet
+	// ever answers.
+	bin := t.TempDir()
+	log := filepath.Join(bin, "log")
+	if err := os.WriteFile(filepath.Join(bin, "systemctl"), []byte("#!/bin/sh\necho \"$*\" >> "+log+"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	o := nodeOptions{Root: root, Phase: "kubelet-external", NodeName: "n1", RestartKubelet: true, Wait: time.Second}
+	var out, errOut bytes.Buffer
+	err = runNode(ctx, o, "", "text", Streams{Out: &out, Err: &errOut})
+	if code := exitcode.Of(err); code != exitcode.Failed || !strings.Contains(err.Error(), "did not come back healthy within 1s after systemctl restart kubelet.service") {
+		t.Fatalf("runNode = %v (exit %d), want exit 1: the kubelet did not come back\n%s", err, code, errOut.String())
+	}
+	calls, err := os.ReadFile(log)
+	if err != nil || string(calls) != "restart kubelet.service\n" {
+		t.Errorf("systemctl calls %q (%v), want one restart of the unit the drop-in belongs to", calls, err)
+	}
+	if !strings.Contains(errOut.String(), "the kubelet was restarted but not seen healthy") {
+		t.Errorf("stderr does not say the restart failed:\n%s", errOut.String())
+	}
+	// Nothing changes now and no kubelet runs to be stale: no restart.
+	errOut.Reset()
+	if err := runNode(ctx, o, "", "text", Streams{Out: &out, Err: &errOut}); err != nil {
+		t.Fatalf("re-run: %v\n%s", err, errOut.String())
+	}
+	if calls, _ := os.ReadFile(log); string(calls) != "restart kubelet.service\n" {
+		t.Errorf("the re-run called systemctl again: %q", calls)
 	}
 }
