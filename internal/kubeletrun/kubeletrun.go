@@ -7,7 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -105,7 +105,7 @@ func (r *Running) Healthy() bool { return r.Healthz == "ok" }
 func Observe(ctx context.Context, fs procwatch.FS, e Endpoint) (*Running, error) {
 	p, err := fs.ListenerOf(e.Port)
 	if errors.Is(err, procwatch.ErrNoListener) {
-		return nil, fmt.Errorf("no kubelet is running: nothing listens on its healthz port %d", e.Port)
+		return nil, fmt.Errorf("no kubelet is running: nothing listens on port %d, the healthz port the kubelet's files configure", e.Port)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find the kubelet by its healthz port: %w", err)
@@ -127,15 +127,26 @@ func Observe(ctx context.Context, fs procwatch.FS, e Endpoint) (*Running, error)
 	return r, nil
 }
 
+// healthzClient asks the kubelet itself: never through a proxy (HTTP_PROXY
+// covers every address but loopback, and a kubelet may bind the node's IP),
+// and never on to where a redirect points.
+var healthzClient = &http.Client{
+	Transport: &http.Transport{Proxy: nil},
+	CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	},
+}
+
 // healthz returns "ok" or what went wrong, trimmed for a report.
 func healthz(ctx context.Context, e Endpoint) string {
 	ctx, cancel := context.WithTimeout(ctx, healthzTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+path.Join(e.String(), "healthz"), nil)
+	u := url.URL{Scheme: "http", Host: e.String(), Path: "/healthz"}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return err.Error()
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := healthzClient.Do(req)
 	if err != nil {
 		return err.Error()
 	}

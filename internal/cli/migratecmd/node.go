@@ -166,11 +166,12 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 			}
 		}
 		if touchesKubelet(phase, nodephase.Scope(o.Scope)) {
-			report.Kubelet, report.KubeletRestarted, err = settleKubelet(ctx, o, res)
+			var want string
+			report.Kubelet, report.KubeletRestarted, want, err = settleKubelet(ctx, o, res)
 			if err != nil {
 				report.KubeletError = err.Error()
 			}
-			sayKubelet(streams.Err, phase, o.RestartKubelet, report)
+			sayKubelet(streams.Err, want, o.RestartKubelet, report)
 		}
 		report.Time = metav1.NowMicro()
 		if reporter != nil {
@@ -237,26 +238,27 @@ func touchesKubelet(p nodephase.Phase, scope nodephase.Scope) bool {
 // endpoint its files under root configure, and, with o.RestartKubelet,
 // restarts it when the phase changed its files or it runs another
 // --cloud-provider than they say: it returns the kubelet it saw last and
-// whether it restarted it.
-func settleKubelet(ctx context.Context, o nodeOptions, res *nodephase.Result) (*kubeletrun.Running, bool, error) {
+// whether it restarted it, and the --cloud-provider the files say ("" for
+// none).
+func settleKubelet(ctx context.Context, o nodeOptions, res *nodephase.Result) (*kubeletrun.Running, bool, string, error) {
 	node, err := nodefiles.Read(o.Root)
 	if err != nil {
-		return nil, false, err
+		return nil, false, "", err
 	}
 	k := node.Kubelet
 	if k == nil {
-		return nil, false, errors.New("the node's files start no kubelet")
+		return nil, false, "", errors.New("the node's files start no kubelet")
 	}
+	want, _ := k.Flags.Get("cloud-provider")
 	ep, err := kubeletrun.EndpointOf(k)
 	if err != nil {
-		return nil, false, err
+		return nil, false, want, err
 	}
 	fs, err := procwatch.New("")
 	if err != nil {
-		return nil, false, err
+		return nil, false, want, err
 	}
 	running, err := kubeletrun.Observe(ctx, fs, ep)
-	want, _ := k.Flags.Get("cloud-provider")
 	changed, reload := false, false
 	for _, p := range res.ChangedPaths() {
 		if slices.Contains(k.Sources, p) {
@@ -266,15 +268,15 @@ func settleKubelet(ctx context.Context, o nodeOptions, res *nodephase.Result) (*
 	}
 	stale := err == nil && running.CloudProvider != want
 	if !o.RestartKubelet || (!changed && !stale) {
-		return running, false, err
+		return running, false, want, err
 	}
 	r, err := kubeletrun.Restart(ctx, fs, ep, kubeletrun.Systemd{Unit: kubeletrun.UnitOf(k.Unit)}, reload, running, o.Wait)
-	return r, true, err
+	return r, true, want, err
 }
 
 // sayKubelet tells the operator what the running kubelet runs: editing its
 // flags changes nothing until it restarts.
-func sayKubelet(w io.Writer, phase nodephase.Phase, restart bool, r *migrate.NodeReport) {
+func sayKubelet(w io.Writer, want string, restart bool, r *migrate.NodeReport) {
 	k := r.Kubelet
 	switch {
 	case k == nil && r.KubeletRestarted:
@@ -286,15 +288,19 @@ func sayKubelet(w io.Writer, phase nodephase.Phase, restart bool, r *migrate.Nod
 	case r.KubeletRestarted:
 		fmt.Fprintf(w, "restarted the kubelet (systemctl restart)\n")
 	}
-	provider := k.CloudProvider
-	if provider == "" {
-		provider = "none"
-	}
 	fmt.Fprintf(w, "the running kubelet (pid %d, started %s) runs --cloud-provider=%s; /healthz: %s\n",
-		k.PID, k.Started.UTC().Format(time.RFC3339), provider, k.Healthz)
-	if !restart && phase == nodephase.PhaseKubeletExternal && k.CloudProvider != "external" {
-		fmt.Fprintln(w, "the kubelet reads its new flags only when it restarts: restart it (systemctl daemon-reload && systemctl restart kubelet)")
+		k.PID, k.Started.UTC().Format(time.RFC3339), orNone(k.CloudProvider), k.Healthz)
+	if !restart && k.CloudProvider != want {
+		fmt.Fprintf(w, "its files say --cloud-provider=%s, and the kubelet reads them only when it restarts: restart it (systemctl daemon-reload && systemctl restart kubelet)\n", orNone(want))
 	}
+}
+
+// orNone names an absent --cloud-provider.
+func orNone(provider string) string {
+	if provider == "" {
+		return "none"
+	}
+	return provider
 }
 
 // identifyLocalKCM finds the local kube-controller-manager process and the

@@ -58,7 +58,7 @@ func TestNodeReportsTheRunningKubelet(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Report == nil {
 				t.Fatalf("output %q: %v", out.String(), err)
 			}
-			want := "no kubelet is running: nothing listens on its healthz port " + strconv.Itoa(free)
+			want := "no kubelet is running: nothing listens on port " + strconv.Itoa(free) + ", the healthz port the kubelet's files configure"
 			switch {
 			case tc.looks && (got.Report.Kubelet != nil || got.Report.KubeletError != want):
 				t.Errorf("report kubelet %+v, error %q; want %q", got.Report.Kubelet, got.Report.KubeletError, want)
