@@ -42,7 +42,8 @@ func (e *ShapeError) Error() string {
 }
 
 // field returns the field's key and value nodes, nil when absent; a value
-// of the wrong shape is a *ShapeError, null is no value.
+// of the wrong shape is a *ShapeError; a null value is returned as is
+// (isNull), so that filling it keeps its comments.
 func (e *ArgsEditor) field() (k, v *yaml.Node, err error) {
 	for i := 0; i+1 < len(e.component.Content); i += 2 {
 		if e.component.Content[i].Value != e.key {
@@ -56,8 +57,8 @@ func (e *ArgsEditor) field() (k, v *yaml.Node, err error) {
 		switch {
 		case v.Kind == want:
 			return k, v, nil
-		case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
-			return k, nil, nil
+		case isNull(v):
+			return k, v, nil
 		default:
 			return k, nil, &ShapeError{Key: e.key, Line: k.Line, List: e.list}
 		}
@@ -74,11 +75,13 @@ func (e *ArgsEditor) Check() error {
 // Values returns every value given to flag name, in order.
 func (e *ArgsEditor) Values(name string) []string {
 	_, v, err := e.field()
-	if err != nil {
+	if err != nil || v == nil || isNull(v) {
 		return nil
 	}
 	return NodeValues(v, name)
 }
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
 
 // Set gives flag name the value: every item naming it in a list, the key
 // in a map (added where kubeadm's sorted keys stay sorted), or a new item
@@ -88,15 +91,20 @@ func (e *ArgsEditor) Set(name, value string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if v == nil {
-		v = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		if e.list {
-			v = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		}
-		if k != nil {
-			SetKey(e.component, e.key, v) // was null
-		} else {
-			InsertKey(e.component, e.key, v)
+	kind, tag := yaml.MappingNode, "!!map"
+	if e.list {
+		kind, tag = yaml.SequenceNode, "!!seq"
+	}
+	switch {
+	case v == nil:
+		v = &yaml.Node{Kind: kind, Tag: tag}
+		InsertKey(e.component, e.key, v)
+	case isNull(v):
+		// In place, and the null's line comment moves to the key: a
+		// block mapping or list keeps no line comment of its own.
+		v.Kind, v.Tag, v.Value = kind, tag, ""
+		if k.LineComment == "" {
+			k.LineComment, v.LineComment = v.LineComment, ""
 		}
 	}
 	if len(v.Content) == 0 {
@@ -138,7 +146,7 @@ func (e *ArgsEditor) Set(name, value string) (bool, error) {
 // A field left empty is removed. It reports whether the document changed.
 func (e *ArgsEditor) Remove(name, item string) (bool, error) {
 	_, v, err := e.field()
-	if err != nil || v == nil {
+	if err != nil || v == nil || isNull(v) {
 		return false, err
 	}
 	// edit returns the new value and whether the flag stays.
