@@ -366,3 +366,25 @@ func TestIdentityKept(t *testing.T) {
 		t.Errorf("%d --hostname-override flags", n)
 	}
 }
+
+// TestStateDirMadePrivate: a state directory an earlier version left 0755
+// is made 0700 by the next run that writes to it.
+func TestStateDirMadePrivate(t *testing.T) {
+	fx := fixtures[0]
+	root := copyFixture(t, fx.name)
+	dir := filepath.Join(root, filepath.FromSlash(StateDir))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	phase := PhaseKubeletExternal
+	if fx.controlPlane {
+		phase = PhaseControlPlaneLeaderMigration
+	}
+	mustApply(t, Options{Root: root, Phase: phase, LeaderMigrationConfig: lmConfig(t), ProviderID: fx.providerID, HostnameOverride: fx.hostname})
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v, %v; want mode 0700", StateDir, fi.Mode().Perm(), err)
+	}
+}

@@ -125,12 +125,16 @@ func (f nodeFS) mkdirAll(dir string) error {
 	return nil
 }
 
-// mkdirPrivate creates dir and its missing parents with mode 0700: the
-// state directory and its backups are the tool's own, read only by the
-// next run (as root).
+// mkdirPrivate makes dir (and its missing parents, /var/lib/awsccmctl
+// included) mode 0700, an existing dir too (a run of an earlier version
+// left it 0755): the state directory and its backups are the tool's own,
+// read only by the next run (as root).
 func (f nodeFS) mkdirPrivate(dir string) error {
 	if err := os.MkdirAll(f.host(dir), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if err := os.Chmod(f.host(dir), 0o700); err != nil { //nolint:gosec // G302: a directory, which needs its x bit
+		return fmt.Errorf("make %s private: %w", dir, err)
 	}
 	return nil
 }
