@@ -54,19 +54,31 @@ gotest_benchchart() { go -C hack/benchchart test -count=1 ${GOTEST_FLAGS:-} "$@"
 
 case "$mode" in
 unit)
-	# The emulator's own tests run without the race detector here (a third
-	# of the loop's race time); make test runs them with it.
+	# The emulator's package tests run without the race detector here (a
+	# third of the loop's race time; its aws-emulator command's keep it);
+	# make test runs them all with it.
 	race_list=$(grep -vx "$(go list ./test/awsemu)" <<<"$race_list")
 	plain_list=$(printf '%s\n%s\n' "$plain_list" "$(go list ./test/awsemu)")
 	# The race and plain sets run side by side, three test binaries each:
 	# the short tests spend much of their time waiting (polls, timeouts,
-	# loopback round trips), so one links while another waits.
-	gotest -p 3 -short -race $(grep -vE "$TESTBED_ONLY" <<<"$race_list") &
+	# loopback round trips), so one links while another waits. The race
+	# set's output is printed after the plain set's, not mixed into it.
+	race_out=$(mktemp)
+	trap 'rm -f "$race_out"' EXIT
+	gotest -p 3 -short -race $(grep -vE "$TESTBED_ONLY" <<<"$race_list") >"$race_out" 2>&1 &
 	race_pid=$!
 	plain_rc=0
 	gotest -p 3 -short $(grep -vE "$TESTBED_ONLY" <<<"$plain_list") || plain_rc=$?
 	race_rc=0
 	wait "$race_pid" || race_rc=$?
+	echo "--- with the race detector:"
+	cat "$race_out"
+	if [ "$plain_rc" -ne 0 ]; then
+		echo "make test-unit: the tests without the race detector failed (above)" >&2
+	fi
+	if [ "$race_rc" -ne 0 ]; then
+		echo "make test-unit: the tests with the race detector failed (above)" >&2
+	fi
 	if [ "$race_rc" -ne 0 ] || [ "$plain_rc" -ne 0 ]; then
 		exit 1
 	fi
