@@ -3,15 +3,7 @@
 package kubeletrun
 
 import (
-	"bufio"
-	"context"
-	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,70 +11,12 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
 	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/procwatch"
+	"github.com/awsccmctl/awsccmctl/internal/testbed/fakekubelet"
 )
 
-// The test binary doubles as a fake kubelet: KUBELETRUN_HELPER=serve makes
-// it listen on loopback (on KUBELETRUN_PORT, else a free port), print the
-// port and answer /healthz with KUBELETRUN_HEALTHZ (HTTP 500 when it does
-// not start with "ok"), so
-// Observe reads a real process through the real /proc.
 func TestMain(m *testing.M) {
-	if os.Getenv("KUBELETRUN_HELPER") == "serve" {
-		serveHealthz(os.Getenv("KUBELETRUN_HEALTHZ"))
-		os.Exit(1)
-	}
+	fakekubelet.Serve()
 	os.Exit(m.Run())
-}
-
-func serveHealthz(answer string) {
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp4", "127.0.0.1:"+os.Getenv("KUBELETRUN_PORT"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return
-	}
-	fmt.Println(ln.Addr().(*net.TCPAddr).Port)
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if !strings.HasPrefix(answer, "ok") {
-			w.WriteHeader(http.StatusInternalServerError)
-		}
-		fmt.Fprint(w, answer)
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: time.Second}
-	fmt.Fprintln(os.Stderr, srv.Serve(ln))
-}
-
-// startFake starts the test binary as a program named name (through a
-// symlink, so /proc/<pid>/cmdline shows that name) with args, and returns
-// it with its healthz port.
-func startFake(t *testing.T, name, healthz string, args ...string) (*exec.Cmd, int) {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
-	if err := os.Symlink(os.Args[0], bin); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(context.Background(), bin, args...)
-	cmd.Env = append(os.Environ(), "KUBELETRUN_HELPER=serve", "KUBELETRUN_HEALTHZ="+healthz)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := childproc.Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("fake printed no port: %v", err)
-	}
-	port, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil {
-		t.Fatalf("fake printed %q", line)
-	}
-	return cmd, port
 }
 
 func newFS(t *testing.T) procwatch.FS {
@@ -98,7 +32,7 @@ func newFS(t *testing.T) procwatch.FS {
 // process's own command line, start time and /healthz answer.
 func TestObserveReadsTheRunningProcess(t *testing.T) {
 	before := time.Now()
-	cmd, port := startFake(t, "kubelet", "ok",
+	cmd, port := fakekubelet.Start(t, "kubelet", "ok",
 		"--config=/var/lib/kubelet/config.yaml", "--cloud-provider=external",
 		"--provider-id", "aws:///us-east-1a/i-0abc", "--hostname-override=ip-10-0-1-10.ec2.internal")
 	r, err := Observe(t.Context(), newFS(t), Endpoint{Address: "127.0.0.1", Port: port})
@@ -117,7 +51,7 @@ func TestObserveReadsTheRunningProcess(t *testing.T) {
 }
 
 func TestObserveUnhealthyAndInTree(t *testing.T) {
-	_, port := startFake(t, "kubelet", "[-]syncloop failed", "--cloud-provider=aws")
+	_, port := fakekubelet.Start(t, "kubelet", "[-]syncloop failed", "--cloud-provider=aws")
 	r, err := Observe(t.Context(), newFS(t), Endpoint{Address: "127.0.0.1", Port: port})
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +62,7 @@ func TestObserveUnhealthyAndInTree(t *testing.T) {
 }
 
 func TestObserveRefusesWhatIsNotAKubelet(t *testing.T) {
-	_, port := startFake(t, "nginx", "ok", "--cloud-provider=external")
+	_, port := fakekubelet.Start(t, "nginx", "ok", "--cloud-provider=external")
 	_, err := Observe(t.Context(), newFS(t), Endpoint{Address: "127.0.0.1", Port: port})
 	if err == nil || !strings.Contains(err.Error(), "not a kubelet") || !strings.Contains(err.Error(), "nginx") {
 		t.Errorf("Observe = %v, want an error naming the other program", err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
+	"github.com/awsccmctl/awsccmctl/internal/testbed/fakekubelet"
 )
 
 // fakeSystemd writes a systemctl that runs the test binary as a fake
@@ -24,28 +25,25 @@ import (
 func fakeSystemd(t *testing.T, port int, healthz string, flags string) (systemctl, log string) {
 	t.Helper()
 	dir := t.TempDir()
-	kubelet := filepath.Join(dir, "kubelet")
-	if err := os.Symlink(os.Args[0], kubelet); err != nil {
-		t.Fatal(err)
-	}
+	kubelet, env := fakekubelet.Program(t, "kubelet", healthz, port)
 	log, pidFile := filepath.Join(dir, "log"), filepath.Join(dir, "pid")
 	script := fmt.Sprintf(`#!/bin/sh
 echo "$*" >> %[1]q
 start() {
-	KUBELETRUN_HELPER=serve KUBELETRUN_PORT=%[2]d KUBELETRUN_HEALTHZ=%[3]q %[4]q %[5]s >/dev/null 2>&1 &
-	echo $! > %[6]q
+	env %[2]s %[3]q %[4]s >/dev/null 2>&1 &
+	echo $! > %[5]q
 }
 case "$1" in
 daemon-reload) ;;
 start) start ;;
 restart)
-	old=$(cat %[6]q)
+	old=$(cat %[5]q)
 	kill "$old"
 	while kill -0 "$old" 2>/dev/null; do sleep 0.05; done
 	start ;;
 *) echo "unknown verb $1" >&2; exit 1 ;;
 esac
-`, log, port, healthz, kubelet, flags, pidFile)
+`, log, shellWords(env), kubelet, flags, pidFile)
 	systemctl = filepath.Join(dir, "systemctl")
 	if err := os.WriteFile(systemctl, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
@@ -138,4 +136,14 @@ func TestUnitOf(t *testing.T) {
 	if !IsUnitFile("/etc/systemd/system/kubelet.service.d/20-aws.conf") || IsUnitFile("/etc/default/kubelet") {
 		t.Error("IsUnitFile: drop-ins are unit files, /etc/default/kubelet is not")
 	}
+}
+
+// shellWords quotes each word for sh (Go quoting is sh's double quoting
+// for the plain text used here).
+func shellWords(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = strconv.Quote(w)
+	}
+	return strings.Join(q, " ")
 }

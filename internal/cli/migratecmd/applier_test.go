@@ -18,10 +18,15 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/install/deploy"
 	"github.com/awsccmctl/awsccmctl/internal/testbed"
+	"github.com/awsccmctl/awsccmctl/internal/testbed/fakekubelet"
 )
 
-// TestMain shares one real control plane among the tests that need one.
-func TestMain(m *testing.M) { os.Exit(testbed.Main(m, nil)) }
+// TestMain shares one real control plane among the tests that need one;
+// the binary is also the fake kubelet of the node tests.
+func TestMain(m *testing.M) {
+	fakekubelet.Serve()
+	os.Exit(testbed.Main(m, nil))
+}
 
 // TestRecordingApplier: the migration's CCM is recorded as install apply
 // records it, and its removal deletes the record; with nothing recorded

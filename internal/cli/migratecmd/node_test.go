@@ -13,6 +13,7 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/testbed/fakekubelet"
 )
 
 // TestNodeReportsTheRunningKubelet: the phases that change the kubelet's
@@ -121,5 +122,47 @@ func TestNodeRestartsTheKubelet(t *testing.T) {
 	}
 	if calls, _ := os.ReadFile(log); string(calls) != "restart kubelet.service\n" {
 		t.Errorf("the re-run called systemctl again: %q", calls)
+	}
+}
+
+// TestNodeReportsWhatTheKubeletRuns: against a running (fake) kubelet on the
+// healthz port the files configure, the report carries its pid and the
+// --cloud-provider it runs; without --restart-kubelet the operator is told
+// to restart one that runs another provider than its files now say, and
+// not one that already runs it.
+func TestNodeReportsWhatTheKubeletRuns(t *testing.T) {
+	ctx := context.Background()
+	for _, running := range []string{"aws", "external"} {
+		t.Run(running, func(t *testing.T) {
+			cmd, port := fakekubelet.Start(t, "kubelet", "ok", "--cloud-provider="+running)
+			root := t.TempDir()
+			if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "nodefiles", "testdata", "kubeadm-1.26-intree"))); err != nil {
+				t.Fatal(err)
+			}
+			cfg := filepath.Join(root, "var", "lib", "kubelet", "config.yaml")
+			data, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg, bytes.Replace(data, []byte("healthzPort: 10248"), []byte("healthzPort: "+strconv.Itoa(port)), 1), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			if err := runNode(ctx, nodeOptions{Root: root, Phase: "kubelet-external", NodeName: "n1"}, "", "json", Streams{Out: &out, Err: &errOut}); err != nil {
+				t.Fatalf("runNode: %v\n%s", err, errOut.String())
+			}
+			var got nodeOutput
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Report == nil || got.Report.Kubelet == nil {
+				t.Fatalf("output %q: %v", out.String(), err)
+			}
+			k := got.Report.Kubelet
+			if k.PID != cmd.Process.Pid || k.CloudProvider != running || !k.Healthy() || got.Report.KubeletRestarted {
+				t.Errorf("report kubelet %+v (restarted %v), want pid %d running %s, healthy, not restarted", *k, got.Report.KubeletRestarted, cmd.Process.Pid, running)
+			}
+			hint := "its files say --cloud-provider=external, and the kubelet reads them only when it restarts"
+			if says := strings.Contains(errOut.String(), hint); says != (running != "external") {
+				t.Errorf("restart hint shown %v for a kubelet running %s:\n%s", says, running, errOut.String())
+			}
+		})
 	}
 }

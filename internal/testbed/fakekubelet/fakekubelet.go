@@ -1,0 +1,93 @@
+package fakekubelet
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
+)
+
+// The environment that makes the test binary a fake kubelet.
+const (
+	envServe   = "FAKEKUBELET_SERVE"
+	envPort    = "FAKEKUBELET_PORT"
+	envHealthz = "FAKEKUBELET_HEALTHZ"
+)
+
+// Serve makes this process the fake kubelet when it was started as one,
+// and then never returns; otherwise it returns at once. Call it first in
+// TestMain.
+func Serve() {
+	if os.Getenv(envServe) == "" {
+		return
+	}
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp4", "127.0.0.1:"+os.Getenv(envPort))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(ln.Addr().(*net.TCPAddr).Port)
+	answer := os.Getenv(envHealthz)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if answer != "ok" {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+		fmt.Fprint(w, answer)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: time.Second}
+	fmt.Fprintln(os.Stderr, srv.Serve(ln))
+	os.Exit(1)
+}
+
+// Program returns a symlink named name (kubelet, or another name to play
+// another program) to the test binary, and the environment that makes it
+// serve healthz (answering "ok" or, with HTTP 500, anything else) on port
+// (0: a free one, printed on stdout).
+func Program(t *testing.T, name, healthz string, port int) (path string, env []string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), name)
+	if err := os.Symlink(os.Args[0], path); err != nil {
+		t.Fatal(err)
+	}
+	return path, []string{envServe + "=1", envPort + "=" + strconv.Itoa(port), envHealthz + "=" + healthz}
+}
+
+// Start runs a fake kubelet named name with args and returns it with its
+// healthz port; it is killed when the test ends.
+func Start(t *testing.T, name, healthz string, args ...string) (*exec.Cmd, int) {
+	t.Helper()
+	path, env := Program(t, name, healthz, 0)
+	cmd := exec.CommandContext(context.Background(), path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := childproc.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the fake kubelet printed no port: %v", err)
+	}
+	port, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("the fake kubelet printed %q", line)
+	}
+	return cmd, port
+}
