@@ -3,7 +3,9 @@
 package kubeletrun
 
 import (
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +107,27 @@ func TestEndpointOf(t *testing.T) {
 				t.Errorf("EndpointOf = %v, %v; want %v", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestObserveOverIPv6: a kubelet whose healthz binds the IPv6 wildcard is
+// found and asked on [::1] (skipped where the host has no IPv6 loopback).
+func TestObserveOverIPv6(t *testing.T) {
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	_ = ln.Close()
+	cmd, port := fakekubelet.StartOn(t, "::1", "kubelet", "ok", "--cloud-provider=external")
+	e, err := EndpointOf(&nodefiles.Kubelet{Flags: nodefiles.ParseFlags([]string{"--healthz-bind-address=::", "--healthz-port=" + strconv.Itoa(port)})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Observe(t.Context(), newFS(t), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PID != cmd.Process.Pid || !r.Healthy() || r.CloudProvider != "external" {
+		t.Errorf("Observe over IPv6 = %+v, want pid %d, healthy, external", *r, cmd.Process.Pid)
 	}
 }

@@ -20,6 +20,7 @@ import (
 // The environment that makes the test binary a fake kubelet.
 const (
 	envServe   = "FAKEKUBELET_SERVE"
+	envAddress = "FAKEKUBELET_ADDRESS"
 	envPort    = "FAKEKUBELET_PORT"
 	envHealthz = "FAKEKUBELET_HEALTHZ"
 )
@@ -31,7 +32,11 @@ func Serve() {
 	if os.Getenv(envServe) == "" {
 		return
 	}
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp4", "127.0.0.1:"+os.Getenv(envPort))
+	addr := os.Getenv(envAddress)
+	if addr == "" {
+		addr = "127.0.0.1"
+	}
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", net.JoinHostPort(addr, os.Getenv(envPort)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -63,13 +68,19 @@ func Program(t *testing.T, name, healthz string, port int) (path string, env []s
 	return path, []string{envServe + "=1", envPort + "=" + strconv.Itoa(port), envHealthz + "=" + healthz}
 }
 
-// Start runs a fake kubelet named name with args and returns it with its
-// healthz port; it is killed when the test ends.
+// Start runs a fake kubelet named name with args on 127.0.0.1 and returns
+// it with its healthz port; it is killed when the test ends.
 func Start(t *testing.T, name, healthz string, args ...string) (*exec.Cmd, int) {
+	t.Helper()
+	return StartOn(t, "127.0.0.1", name, healthz, args...)
+}
+
+// StartOn is Start on another loopback address (::1).
+func StartOn(t *testing.T, address, name, healthz string, args ...string) (*exec.Cmd, int) {
 	t.Helper()
 	path, env := Program(t, name, healthz, 0)
 	cmd := exec.CommandContext(context.Background(), path, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(os.Environ(), append(env, envAddress+"="+address)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
