@@ -4,12 +4,10 @@ package kubeletrun
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,45 +15,15 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/testbed/fakekubelet"
 )
 
-// fakeSystemd writes a systemctl that runs the test binary as a fake
-// kubelet on port: `start` and `restart` (which first stops the one it
-// started and waits for it to exit) run it with the given flags and
-// healthz answer; every call is logged. It returns the program and the
-// log, and stops the last fake kubelet when the test ends.
+// fakeSystemd is a systemctl running a fake kubelet on port with flags,
+// from an environment file as systemd would.
 func fakeSystemd(t *testing.T, port int, healthz string, flags string) (systemctl, log string) {
 	t.Helper()
-	dir := t.TempDir()
-	kubelet, env := fakekubelet.Program(t, "kubelet", healthz, port)
-	log, pidFile := filepath.Join(dir, "log"), filepath.Join(dir, "pid")
-	script := fmt.Sprintf(`#!/bin/sh
-echo "$*" >> %[1]q
-start() {
-	env %[2]s %[3]q %[4]s >/dev/null 2>&1 &
-	echo $! > %[5]q
-}
-case "$1" in
-daemon-reload) ;;
-start) start ;;
-restart)
-	old=$(cat %[5]q)
-	kill "$old"
-	while kill -0 "$old" 2>/dev/null; do sleep 0.05; done
-	start ;;
-*) echo "unknown verb $1" >&2; exit 1 ;;
-esac
-`, log, shellWords(env), kubelet, flags, pidFile)
-	systemctl = filepath.Join(dir, "systemctl")
-	if err := os.WriteFile(systemctl, []byte(script), 0o700); err != nil {
+	envFile := filepath.Join(t.TempDir(), "kubelet.env")
+	if err := os.WriteFile(envFile, []byte("KUBELET_KUBEADM_ARGS="+strconv.Quote(flags)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if b, err := os.ReadFile(pidFile); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
-	return systemctl, log
+	return fakekubelet.Systemctl(t, port, healthz, envFile)
 }
 
 // TestRestartWaitsForTheNewKubelet: Restart runs daemon-reload and restart
@@ -136,14 +104,4 @@ func TestUnitOf(t *testing.T) {
 	if !IsUnitFile("/etc/systemd/system/kubelet.service.d/20-aws.conf") || IsUnitFile("/etc/default/kubelet") {
 		t.Error("IsUnitFile: drop-ins are unit files, /etc/default/kubelet is not")
 	}
-}
-
-// shellWords quotes each word for sh (Go quoting is sh's double quoting
-// for the plain text used here).
-func shellWords(words []string) string {
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = strconv.Quote(w)
-	}
-	return strings.Join(q, " ")
 }

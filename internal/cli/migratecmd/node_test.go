@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/kubeletrun"
+	"github.com/awsccmctl/awsccmctl/internal/migrate"
+	"github.com/awsccmctl/awsccmctl/internal/procwatch"
 	"github.com/awsccmctl/awsccmctl/internal/testbed/fakekubelet"
 )
 
@@ -37,19 +41,7 @@ func TestNodeReportsTheRunningKubelet(t *testing.T) {
 		{"restore", "control-plane", false},
 	} {
 		t.Run(tc.phase+"/"+tc.scope, func(t *testing.T) {
-			root := t.TempDir()
-			if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "nodefiles", "testdata", "kubeadm-1.26-intree"))); err != nil {
-				t.Fatal(err)
-			}
-			cfg := filepath.Join(root, "var", "lib", "kubelet", "config.yaml")
-			data, err := os.ReadFile(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data = bytes.Replace(data, []byte("healthzPort: 10248"), []byte("healthzPort: "+strconv.Itoa(free)), 1)
-			if err := os.WriteFile(cfg, data, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			root := kubeletRoot(t, free)
 			var out, errOut bytes.Buffer
 			err = runNode(ctx, nodeOptions{Root: root, Phase: tc.phase, Scope: tc.scope, NodeName: "n1"}, "", "json", Streams{Out: &out, Err: &errOut})
 			if err != nil {
@@ -82,18 +74,7 @@ func TestNodeRestartsTheKubelet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := t.TempDir()
-	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "nodefiles", "testdata", "kubeadm-1.26-intree"))); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(root, "var", "lib", "kubelet", "config.yaml")
-	data, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, bytes.Replace(data, []byte("healthzPort: 10248"), []byte("healthzPort: "+strconv.Itoa(free)), 1), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	root := kubeletRoot(t, free)
 	// A systemctl that only logs: the restart "succeeds" and no kubelet
 	// ever answers.
 	bin := t.TempDir()
@@ -135,18 +116,7 @@ func TestNodeReportsWhatTheKubeletRuns(t *testing.T) {
 	for _, running := range []string{"aws", "external"} {
 		t.Run(running, func(t *testing.T) {
 			cmd, port := fakekubelet.Start(t, "kubelet", "ok", "--cloud-provider="+running)
-			root := t.TempDir()
-			if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "nodefiles", "testdata", "kubeadm-1.26-intree"))); err != nil {
-				t.Fatal(err)
-			}
-			cfg := filepath.Join(root, "var", "lib", "kubelet", "config.yaml")
-			data, err := os.ReadFile(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(cfg, bytes.Replace(data, []byte("healthzPort: 10248"), []byte("healthzPort: "+strconv.Itoa(port)), 1), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			root := kubeletRoot(t, port)
 			var out, errOut bytes.Buffer
 			if err := runNode(ctx, nodeOptions{Root: root, Phase: "kubelet-external", NodeName: "n1"}, "", "json", Streams{Out: &out, Err: &errOut}); err != nil {
 				t.Fatalf("runNode: %v\n%s", err, errOut.String())
@@ -164,5 +134,84 @@ func TestNodeReportsWhatTheKubeletRuns(t *testing.T) {
 				t.Errorf("restart hint shown %v for a kubelet running %s:\n%s", says, running, errOut.String())
 			}
 		})
+	}
+}
+
+// kubeletRoot is a copy of a kubeadm 1.26 worker's files on the in-tree
+// provider whose kubelet serves healthz on port.
+func kubeletRoot(t *testing.T, port int) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "nodefiles", "testdata", "kubeadm-1.26-intree"))); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(root, "var", "lib", "kubelet", "config.yaml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, bytes.Replace(data, []byte("healthzPort: 10248"), []byte("healthzPort: "+strconv.Itoa(port)), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestNodeRestartLaterSwitchesTheKubelet: as an operator runs it. The
+// kubelet runs from its flag files under a systemctl that reads them at
+// each start. The phase run with --restart-kubelet=false edits the files
+// and leaves the in-tree kubelet running; a later run (nothing left to
+// edit) finds it stale, restarts it, and reports the new process, which
+// runs --cloud-provider=external.
+func TestNodeRestartLaterSwitchesTheKubelet(t *testing.T) {
+	ctx := context.Background()
+	port, err := childproc.FreePort(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := kubeletRoot(t, port)
+	systemctl, log := fakekubelet.Systemctl(t, port, "ok", filepath.Join(root, "var", "lib", "kubelet", "kubeadm-flags.env"))
+	bin := filepath.Dir(systemctl)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if b, err := exec.CommandContext(ctx, systemctl, "start").CombinedOutput(); err != nil {
+		t.Fatalf("systemctl start: %v %s", err, b)
+	}
+	fs, err := procwatch.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := kubeletrun.Observe(ctx, fs, kubeletrun.Endpoint{Address: "127.0.0.1", Port: port}); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the kubelet systemctl started never answered: %v", err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	o := nodeOptions{Root: root, Phase: "kubelet-external", NodeName: "n1", Wait: 10 * time.Second}
+	report := func() *migrate.NodeReport {
+		t.Helper()
+		out.Reset()
+		errOut.Reset()
+		if err := runNode(ctx, o, "", "json", Streams{Out: &out, Err: &errOut}); err != nil {
+			t.Fatalf("runNode: %v\n%s", err, errOut.String())
+		}
+		var got nodeOutput
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Report == nil || got.Report.Kubelet == nil {
+			t.Fatalf("output %q: %v\n%s", out.String(), err, errOut.String())
+		}
+		return got.Report
+	}
+	first := report()
+	if first.Kubelet.CloudProvider != "aws" || first.KubeletRestarted || len(first.Changed) == 0 {
+		t.Fatalf("first run: %+v, want the files changed and the in-tree kubelet left running", *first)
+	}
+	o.RestartKubelet = true
+	second := report()
+	if !second.KubeletRestarted || second.Kubelet.CloudProvider != "external" || second.Kubelet.PID == first.Kubelet.PID ||
+		!second.Kubelet.Healthy() || len(second.Changed) != 0 {
+		t.Errorf("second run: %+v (kubelet %+v), want nothing changed and a new healthy external kubelet", *second, *second.Kubelet)
+	}
+	if calls, _ := os.ReadFile(log); string(calls) != "start\nrestart kubelet.service\n" {
+		t.Errorf("systemctl calls %q, want the start, then one restart", calls)
 	}
 }

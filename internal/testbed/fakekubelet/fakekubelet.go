@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,4 +102,53 @@ func StartOn(t *testing.T, address, name, healthz string, args ...string) (*exec
 		t.Fatalf("the fake kubelet printed %q", line)
 	}
 	return cmd, port
+}
+
+// Systemctl writes a systemctl that runs the fake kubelet as systemd runs
+// the kubelet: `start` and `restart` (which stops the one it started first
+// and waits for it to exit) read envFile afresh, as systemd reads a unit's
+// EnvironmentFile at each start, and pass $KUBELET_KUBEADM_ARGS and
+// $KUBELET_EXTRA_ARGS to a fake kubelet serving healthz on port. Every
+// call is logged to the returned log. The last fake kubelet is stopped
+// when the test ends.
+func Systemctl(t *testing.T, port int, healthz, envFile string) (systemctl, log string) {
+	t.Helper()
+	dir := t.TempDir()
+	kubelet, env := Program(t, "kubelet", healthz, port)
+	quoted := make([]string, len(env))
+	for i, e := range env {
+		quoted[i] = strconv.Quote(e) // sh's double quotes, for this plain text
+	}
+	log, pidFile := filepath.Join(dir, "log"), filepath.Join(dir, "pid")
+	script := fmt.Sprintf(`#!/bin/sh
+echo "$*" >> %[1]q
+start() {
+	KUBELET_KUBEADM_ARGS= KUBELET_EXTRA_ARGS=
+	. %[2]q
+	env %[3]s %[4]q $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS >/dev/null 2>&1 &
+	echo $! > %[5]q
+}
+case "$1" in
+daemon-reload) ;;
+start) start ;;
+restart)
+	old=$(cat %[5]q)
+	kill "$old"
+	while kill -0 "$old" 2>/dev/null; do sleep 0.05; done
+	start ;;
+*) echo "unknown verb $1" >&2; exit 1 ;;
+esac
+`, log, envFile, strings.Join(quoted, " "), kubelet, pidFile)
+	systemctl = filepath.Join(dir, "systemctl")
+	if err := os.WriteFile(systemctl, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	return systemctl, log
 }
