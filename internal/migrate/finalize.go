@@ -2,6 +2,8 @@ package migrate
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +22,41 @@ import (
 // migration lease only while it holds the main lease, which a CCM without
 // it needs before it starts any controller.
 func finalize(ctx context.Context, e *env, _ *Step) error {
+	if err := e.refuseInTreeKubelets(ctx); err != nil {
+		return err
+	}
 	return e.writeCCM(ctx, false, false, "set spec.cloudControllerManager.enableLeaderMigration=false and `kops update cluster --yes`")
+}
+
+// refuseInTreeKubelets stops finalize while a kubelet of the plan may still
+// run the in-tree provider: the last report of every planned node must
+// show its running kubelet external and healthy (decideKubeletsExternal).
+// Without the reports ConfigMap there is nothing to judge: finalize's own
+// gate removed it (a resume after that), or the nodes never ran the tool
+// (kops, whose nodeup rewrites the kubelet's flags: said, not checked).
+func (e *env) refuseInTreeKubelets(ctx context.Context) error {
+	if e.kops() {
+		fmt.Fprintln(e.out, "  kops: the kubelets' --cloud-provider comes from the cluster spec (kubelet.cloudProvider: external) and `kops rolling-update cluster`; not checked here")
+		return nil
+	}
+	cm, err := e.client.CoreV1().ConfigMaps(Namespace).Get(ctx, ReportsName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		fmt.Fprintf(e.out, "  the reports ConfigMap %s/%s is gone (removed by an earlier finalize): the kubelets were checked then\n", Namespace, ReportsName)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the node reports: %w", err)
+	}
+	reports, err := parseNodeReports(cm)
+	if err != nil {
+		return err
+	}
+	res := decideKubeletsExternal(e.plan.Spec.NodeGroups, reports)
+	if !res.ok {
+		return fmt.Errorf("finalize refused: %s", strings.Join(res.evidence, "; "))
+	}
+	fmt.Fprintln(e.out, "  "+strings.Join(res.evidence, "; "))
+	return nil
 }
 
 // migratedCCMControllers are the CCM's migrated controllers that run in

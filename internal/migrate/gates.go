@@ -297,19 +297,20 @@ func unfinalizeGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
 }
 
 func kubeletGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
-	return e.reportedGate(ctx, s, PhaseKubeletExternal)
+	return e.kubeletsGate(ctx, s, PhaseKubeletExternal)
 }
 
 func kubeletRestoreGate(ctx context.Context, e *env, s *Step) (gateResult, error) {
-	return e.reportedGate(ctx, s, PhaseRestore)
+	return e.kubeletsGate(ctx, s, PhaseRestore)
 }
 
-func (e *env) reportedGate(ctx context.Context, s *Step, phase string) (gateResult, error) {
+// kubeletsGate judges the reports of a kubelet phase (decideKubelets).
+func (e *env) kubeletsGate(ctx context.Context, s *Step, phase string) (gateResult, error) {
 	reports, missing, err := e.nodeReportsFor(ctx, s.Nodes, phase)
 	if err != nil {
 		return gateResult{}, err
 	}
-	return decideReported(s.Nodes, len(reports), missing, phase), nil
+	return decideKubelets(kubeletObservation{Nodes: s.Nodes, Phase: phase, Reports: reports, Missing: missing})
 }
 
 func kubeadmConfigGate(ctx context.Context, e *env, _ *Step) (gateResult, error) {

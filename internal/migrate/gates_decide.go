@@ -400,19 +400,6 @@ func decideKCMExternal(o kcmExternalObservation) (gateResult, error) {
 	return gateResult{ok: ok, evidence: ev}, nil
 }
 
-// decideReported (kubelet-external and its restore): every node of the
-// group reported phase since the step started.
-func decideReported(nodes []string, reported int, missing []string, phase string) gateResult {
-	ev := []string{fmt.Sprintf("%d of %d nodes reported phase %s", reported, len(nodes), phase)}
-	if len(missing) > 0 {
-		if len(missing) > 5 {
-			missing = append(missing[:5:5], "...")
-		}
-		return waiting(append(ev, "waiting for "+strings.Join(missing, ", "))...)
-	}
-	return passed(ev...)
-}
-
 // kubeadmConfigObservation: kube-system/kubeadm-config's
 // ClusterConfiguration, and the original the journal kept.
 type kubeadmConfigObservation struct {

@@ -383,17 +383,6 @@ func TestDecideKCMExternal(t *testing.T) {
 	}
 }
 
-func TestDecideReported(t *testing.T) {
-	nodes := []string{"n1", "n2", "n3", "n4", "n5", "n6", "n7"}
-	missing := []string{"n1", "n2", "n3", "n4", "n5", "n6", "n7"}
-	checkGate(t, decideReported(nodes, 0, missing, PhaseKubeletExternal), nil, false, false,
-		"0 of 7 nodes reported phase kubelet-external", "waiting for n1, n2, n3, n4, n5, ...")
-	if strings.Join(missing, ",") != "n1,n2,n3,n4,n5,n6,n7" {
-		t.Errorf("the caller's missing list changed: %v", missing)
-	}
-	checkGate(t, decideReported(nodes, 7, nil, PhaseRestore), nil, true, false, "7 of 7 nodes reported phase restore")
-}
-
 func TestDecideKubeadmConfig(t *testing.T) {
 	original := "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\ncontrollerManager:\n  extraArgs:\n    cloud-provider: aws\n"
 	edited, err := nodephase.EditClusterConfiguration([]byte(original), nodephase.Phase(PhaseControlPlaneExternal), nodephase.LeaderMigrationConfigPath)

@@ -121,16 +121,16 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 			Description:  fmt.Sprintf("switch the kubelets of %s (%d nodes) to the external provider", g.Name, len(g.Nodes)),
 			Precondition: "the CCM runs every cloud loop; for Pods pulling from private ECR, a kubelet credential provider is configured (preflight images-ecr-credential-provider)",
 			Action:       nodeAction(PhaseKubeletExternal, "kubelet --cloud-provider=external"+extra+", without --cloud-config (the in-tree ECR credentials go with it)"),
-			Gate:         "every node of the group reports the phase; no Node deleted, re-tainted uninitialized or given another providerID",
+			Gate:         "every node of the group reports its running kubelet (found by its healthz port, read from /proc): --cloud-provider=external as its files say, started after they were edited, /healthz ok, registering under its Node's name (another name stops the run: it made a second Node); the guards hold, Ready included",
 			Timeout:      durationOf(nodeTimeout),
-			Undo:         nodeAction(PhaseRestore+" --scope "+ScopeKubelet, "put the kubelet's flag files back"),
+			Undo:         nodeAction(PhaseRestore+" --scope "+ScopeKubelet, "put the kubelet's flag files back") + "; gate: every node's running kubelet runs what its restored files say, started after the restore, /healthz ok",
 		})
 	}
 	if p.Spec.Mode == ModeRestart {
 		steps = append(steps, Step{
 			Name: StepFinalize, Runs: RunsCluster, Mutating: true,
 			Description:  "remove what the migration added",
-			Precondition: "the CCM runs the migrated controllers",
+			Precondition: "the CCM runs the migrated controllers; every planned node's last report shows its kubelet running external and healthy (refused otherwise)",
 			Action:       ccmAction(kops, "server-side apply install's objects (unchanged: the CCM has no leader migration in restart mode)"),
 			Gate:         fmt.Sprintf("the CCM leads and its /healthz?verbose lists the migrated controllers; then the reports ConfigMap %s and its Role/RoleBinding are deleted", ReportsName),
 			Timeout:      durationOf(5 * time.Minute),
@@ -141,7 +141,7 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 		steps = append(steps, Step{
 			Name: StepFinalize, Runs: RunsCluster, Mutating: true,
 			Description:  "run the CCM without leader migration and remove what the migration added",
-			Precondition: "the CCM runs the migrated controllers",
+			Precondition: "the CCM runs the migrated controllers; every planned node's last report shows its kubelet running external and healthy (refused otherwise)",
 			Action:       ccmAction(kops, "server-side apply install's objects without the leader-migration file and flags (a rolling update: a CCM with leader migration contends the migration lease only while it holds the main lease, so the loops never run twice)"),
 			Gate:         fmt.Sprintf("a CCM Pod started since leads and its /healthz?verbose lists the migrated controllers, no kube-controller-manager holds the migration lease; then the migration RBAC, the reports ConfigMap and Lease %s are deleted", lm),
 			Timeout:      durationOf(5 * time.Minute),

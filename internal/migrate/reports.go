@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -42,6 +43,17 @@ type NodeReport struct {
 	// KubeletRestarted says the node step restarted the kubelet (Kubelet
 	// is then the new process).
 	KubeletRestarted bool `json:"kubeletRestarted,omitempty"`
+	// KubeletFilesCloudProvider is the --cloud-provider the kubelet's files
+	// say ("" for none), and KubeletFilesModified the newest modification
+	// of those files: the running kubelet runs them only if it started
+	// after it and runs the same provider.
+	KubeletFilesCloudProvider string            `json:"kubeletFilesCloudProvider,omitempty"`
+	KubeletFilesModified      *metav1.MicroTime `json:"kubeletFilesModified,omitempty"`
+	// KubeletNodeName is the Node name the running kubelet registers as
+	// when it runs no cloud provider or an external one: its
+	// --hostname-override or, on the node itself (--root /), the host name,
+	// lower-cased as the kubelet does; "" when the node step cannot tell.
+	KubeletNodeName string `json:"kubeletNodeName,omitempty"`
 	// Departed is the kube-controller-manager process the phase replaced,
 	// when it held a leader-election Lease: proof that its holder is gone,
 	// on which apply releases the Lease instead of waiting for it to
@@ -99,6 +111,11 @@ func readNodeReports(ctx context.Context, client kubernetes.Interface) (map[stri
 	if err != nil {
 		return nil, err
 	}
+	return parseNodeReports(cm)
+}
+
+// parseNodeReports decodes the reports ConfigMap's keys by node name.
+func parseNodeReports(cm *corev1.ConfigMap) (map[string]NodeReport, error) {
 	out := map[string]NodeReport{}
 	for k, v := range cm.Data {
 		if !strings.HasSuffix(k, ".json") {

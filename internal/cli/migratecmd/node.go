@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -166,12 +168,17 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 			}
 		}
 		if touchesKubelet(phase, nodephase.Scope(o.Scope)) {
-			var want string
-			report.Kubelet, report.KubeletRestarted, want, err = settleKubelet(ctx, o, res)
+			settled, err := settleKubelet(ctx, o, res)
+			report.Kubelet, report.KubeletRestarted, report.KubeletFilesCloudProvider = settled.Running, settled.Restarted, settled.Want
+			if !settled.FilesModified.IsZero() {
+				t := metav1.NewMicroTime(settled.FilesModified)
+				report.KubeletFilesModified = &t
+			}
+			report.KubeletNodeName = kubeletNodeName(settled.Running, o.Root)
 			if err != nil {
 				report.KubeletError = err.Error()
 			}
-			sayKubelet(streams.Err, want, o.RestartKubelet, report)
+			sayKubelet(streams.Err, settled.Want, o.RestartKubelet, report)
 		}
 		report.Time = metav1.NowMicro()
 		if reporter != nil {
@@ -234,31 +241,48 @@ func touchesKubelet(p nodephase.Phase, scope nodephase.Scope) bool {
 	}
 }
 
+// kubeletSettled is what settleKubelet saw: the kubelet running last,
+// whether it restarted it, and what the files say.
+type kubeletSettled struct {
+	Running   *kubeletrun.Running
+	Restarted bool
+	// Want is the --cloud-provider the files say ("" for none).
+	Want string
+	// FilesModified is the newest modification time of the files the
+	// kubelet's command line comes from: a kubelet started before it runs
+	// older flags.
+	FilesModified time.Time
+}
+
 // settleKubelet reads what the running kubelet runs, found by the healthz
 // endpoint its files under root configure, and, with o.RestartKubelet,
 // restarts it when the phase changed its files or it runs another
-// --cloud-provider than they say: it returns the kubelet it saw last and
-// whether it restarted it, and the --cloud-provider the files say ("" for
-// none).
-func settleKubelet(ctx context.Context, o nodeOptions, res *nodephase.Result) (*kubeletrun.Running, bool, string, error) {
+// --cloud-provider than they say.
+func settleKubelet(ctx context.Context, o nodeOptions, res *nodephase.Result) (kubeletSettled, error) {
+	var out kubeletSettled
 	node, err := nodefiles.Read(o.Root)
 	if err != nil {
-		return nil, false, "", err
+		return out, err
 	}
 	k := node.Kubelet
 	if k == nil {
-		return nil, false, "", errors.New("the node's files start no kubelet")
+		return out, errors.New("the node's files start no kubelet")
 	}
-	want, _ := k.Flags.Get("cloud-provider")
+	out.Want, _ = k.Flags.Get("cloud-provider")
+	for _, p := range k.Sources {
+		if st, err := os.Stat(filepath.Join(o.Root, p)); err == nil && st.ModTime().After(out.FilesModified) {
+			out.FilesModified = st.ModTime()
+		}
+	}
 	ep, err := kubeletrun.EndpointOf(k)
 	if err != nil {
-		return nil, false, want, err
+		return out, err
 	}
 	fs, err := procwatch.New("")
 	if err != nil {
-		return nil, false, want, err
+		return out, err
 	}
-	running, err := kubeletrun.Observe(ctx, fs, ep)
+	out.Running, err = kubeletrun.Observe(ctx, fs, ep)
 	changed, reload := false, false
 	for _, p := range res.ChangedPaths() {
 		if slices.Contains(k.Sources, p) {
@@ -266,13 +290,35 @@ func settleKubelet(ctx context.Context, o nodeOptions, res *nodephase.Result) (*
 			reload = reload || kubeletrun.IsUnitFile(p)
 		}
 	}
-	stale := err == nil && running.CloudProvider != want
+	stale := err == nil && (out.Running.CloudProvider != out.Want || out.Running.Started.Before(out.FilesModified.Add(-startTimeSlack)))
 	if !o.RestartKubelet || (!changed && !stale) {
-		return running, false, want, err
+		return out, err
 	}
-	r, err := kubeletrun.Restart(ctx, fs, ep, kubeletrun.Systemd{Unit: kubeletrun.UnitOf(k.Unit)}, reload, running, o.Wait)
-	return r, true, want, err
+	out.Restarted = true
+	out.Running, err = kubeletrun.Restart(ctx, fs, ep, kubeletrun.Systemd{Unit: kubeletrun.UnitOf(k.Unit)}, reload, out.Running, o.Wait)
+	return out, err
 }
+
+// kubeletNodeName is the Node name a kubelet without an in-tree provider
+// registers as: its --hostname-override or the host name, trimmed and
+// lower-cased; "" when r is nil or the node is under another root (this
+// host's name is not its).
+func kubeletNodeName(r *kubeletrun.Running, root string) string {
+	name := ""
+	switch {
+	case r == nil:
+	case r.HostnameOverride != "":
+		name = r.HostnameOverride
+	case filepath.Clean(root) == "/":
+		name, _ = os.Hostname()
+	}
+	return strings.ToLower(strings.TrimSpace(name))
+}
+
+// startTimeSlack is how much earlier than its files' modification a
+// kubelet's start may look: /proc gives the start in clock ticks after a
+// boot time known to the second.
+const startTimeSlack = 2 * time.Second
 
 // sayKubelet tells the operator what the running kubelet runs: editing its
 // flags changes nothing until it restarts.

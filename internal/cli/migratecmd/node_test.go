@@ -187,7 +187,7 @@ func TestNodeRestartLaterSwitchesTheKubelet(t *testing.T) {
 		}
 	}
 	var out, errOut bytes.Buffer
-	o := nodeOptions{Root: root, Phase: "kubelet-external", NodeName: "n1", Wait: 10 * time.Second}
+	o := nodeOptions{Root: root, Phase: "kubelet-external", NodeName: "n1", HostnameOverride: "n1", Wait: 10 * time.Second}
 	report := func() *migrate.NodeReport {
 		t.Helper()
 		out.Reset()
@@ -205,11 +205,22 @@ func TestNodeRestartLaterSwitchesTheKubelet(t *testing.T) {
 	if first.Kubelet.CloudProvider != "aws" || first.KubeletRestarted || len(first.Changed) == 0 {
 		t.Fatalf("first run: %+v, want the files changed and the in-tree kubelet left running", *first)
 	}
+	// The evidence apply's gate judges: the files say external and were
+	// edited after the running kubelet started.
+	if first.KubeletFilesCloudProvider != "external" || first.KubeletFilesModified == nil || !first.Kubelet.Started.Before(first.KubeletFilesModified.Time) {
+		t.Errorf("first run: files say %q, modified %v, kubelet started %v; want external, modified after the in-tree kubelet started",
+			first.KubeletFilesCloudProvider, first.KubeletFilesModified, first.Kubelet.Started)
+	}
 	o.RestartKubelet = true
 	second := report()
 	if !second.KubeletRestarted || second.Kubelet.CloudProvider != "external" || second.Kubelet.PID == first.Kubelet.PID ||
 		!second.Kubelet.Healthy() || len(second.Changed) != 0 {
 		t.Errorf("second run: %+v (kubelet %+v), want nothing changed and a new healthy external kubelet", *second, *second.Kubelet)
+	}
+	if second.KubeletFilesModified == nil || second.Kubelet.Started.Before(second.KubeletFilesModified.Add(-startTimeSlack)) ||
+		second.KubeletNodeName != "n1" || second.Kubelet.HostnameOverride != "n1" {
+		t.Errorf("second run: kubelet started %v, files modified %v, registers as %q (--hostname-override %q); want started after the edit, as n1",
+			second.Kubelet.Started, second.KubeletFilesModified, second.KubeletNodeName, second.Kubelet.HostnameOverride)
 	}
 	if calls, _ := os.ReadFile(log); string(calls) != "start\nrestart kubelet.service\n" {
 		t.Errorf("systemctl calls %q, want the start, then one restart", calls)
