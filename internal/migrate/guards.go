@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,15 +22,21 @@ func (e *GuardError) Error() string {
 }
 
 // takeBaseline records what the guards hold the cluster to: every Node's
-// providerID and every LoadBalancer Service's hostname.
+// providerID, the digest of its addresses and cloud labels, whether it is
+// Ready, and every LoadBalancer Service's hostname.
 func takeBaseline(ctx context.Context, client kubernetes.Interface) (*Baseline, error) {
-	b := &Baseline{ProviderIDs: map[string]string{}, Hostnames: map[string]string{}}
+	b := &Baseline{ProviderIDs: map[string]string{}, Hostnames: map[string]string{}, NodeFields: map[string]string{}}
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list Nodes: %w", err)
 	}
-	for _, n := range nodes.Items {
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
 		b.ProviderIDs[n.Name] = n.Spec.ProviderID
+		b.NodeFields[n.Name] = nodeFieldsDigest(n)
+		if !isReady(n) {
+			b.NotReady = append(b.NotReady, n.Name)
+		}
 	}
 	svcs, err := client.CoreV1().Services(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -61,11 +68,15 @@ func lbHostname(s *corev1.Service) string {
 type guardObservation struct {
 	Nodes     map[string]*corev1.Node
 	Hostnames map[string]string
+	// Restarting are the Nodes whose kubelet the run restarts (the nodes of
+	// the kubelet steps begun): the Ready guard watches them.
+	Restarting map[string]bool
+	Now        time.Time
 }
 
 // checkGuards reads the Nodes and Services and compares them with the
 // baseline (decideGuards).
-func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline) error {
+func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline, restarting map[string]bool, now time.Time) error {
 	if b == nil {
 		return nil
 	}
@@ -77,7 +88,7 @@ func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline) 
 	if err != nil {
 		return fmt.Errorf("node guard: list Nodes: %w", err)
 	}
-	o := guardObservation{Nodes: map[string]*corev1.Node{}, Hostnames: map[string]string{}}
+	o := guardObservation{Nodes: map[string]*corev1.Node{}, Hostnames: map[string]string{}, Restarting: restarting, Now: now}
 	for i := range nodes.Items {
 		o.Nodes[nodes.Items[i].Name] = &nodes.Items[i]
 	}
@@ -93,7 +104,10 @@ func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline) 
 
 // decideGuards compares the cluster with the baseline:
 //   - node guard: no Node of the baseline deleted, none re-tainted
-//     uninitialized, no providerID changed;
+//     uninitialized, no providerID changed, no address or cloud label
+//     changed (nodeFields), and none whose kubelet the run restarts not
+//     Ready for longer than notReadyBound when it was Ready at the
+//     baseline;
 //   - load-balancer guard: every LoadBalancer Service of the baseline keeps
 //     its status hostname (a new hostname means a new load balancer: an
 //     outage for every client of the old one).
@@ -108,6 +122,12 @@ func decideGuards(o guardObservation, b *Baseline) error {
 			problems = append(problems, fmt.Sprintf("Node %s's providerID changed from %q to %q", name, b.ProviderIDs[name], n.Spec.ProviderID))
 		case slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == taintUninitialized }):
 			problems = append(problems, fmt.Sprintf("Node %s is tainted %s again: a kubelet re-registered it", name, taintUninitialized))
+		case b.NodeFields[name] != "" && nodeFieldsDigest(n) != b.NodeFields[name]:
+			problems = append(problems, fmt.Sprintf("Node %s's addresses or cloud labels changed since verify-cluster; now %s", name, nodeFields(n)))
+		case o.Restarting[name] && !slices.Contains(b.NotReady, name):
+			if d, why := notReadyFor(n, o.Now); d > notReadyBound {
+				problems = append(problems, fmt.Sprintf("Node %s has not been Ready for %s (over %s) since its kubelet step began: %s", name, d.Round(time.Second), notReadyBound, why))
+			}
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(b.Hostnames)) {

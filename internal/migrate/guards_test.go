@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +47,21 @@ func TestGuards(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, `Service default/web's load balancer changed from "web-lb.elb.amazonaws.com" to "new-lb.elb.amazonaws.com"`},
+		{"an address changed", func(t *testing.T, cs *fake.Clientset) {
+			updateNode(t, cs, "w-1", func(n *corev1.Node) { n.Status.Addresses[0].Address = "10.0.9.9" })
+		}, "Node w-1's addresses or cloud labels changed since verify-cluster; now addresses [Hostname=w-1.ec2.internal InternalDNS=w-1.ec2.internal InternalIP=10.0.2.2 InternalIP=10.0.9.9]"},
+		{"the first InternalIP changed (a secondary one first)", func(t *testing.T, cs *fake.Clientset) {
+			updateNode(t, cs, "w-1", func(n *corev1.Node) { a := n.Status.Addresses; a[0], a[1] = a[1], a[0] })
+		}, "first of each type [Hostname=w-1.ec2.internal InternalDNS=w-1.ec2.internal InternalIP=10.0.2.2]"},
+		{"Hostname and InternalDNS swapped: no client reads that order", func(t *testing.T, cs *fake.Clientset) {
+			updateNode(t, cs, "w-1", func(n *corev1.Node) { a := n.Status.Addresses; a[2], a[3] = a[3], a[2] })
+		}, ""},
+		{"the hostname label changed (a kubelet restarted with --hostname-override)", func(t *testing.T, cs *fake.Clientset) {
+			updateNode(t, cs, "w-1", func(n *corev1.Node) { n.Labels[corev1.LabelHostname] = "w-1.ec2.internal" })
+		}, "kubernetes.io/hostname=w-1.ec2.internal]"},
+		{"the zone label removed", func(t *testing.T, cs *fake.Clientset) {
+			updateNode(t, cs, "w-1", func(n *corev1.Node) { delete(n.Labels, corev1.LabelTopologyZone) })
+		}, "topology.kubernetes.io/zone=(absent)"},
 		{"service deleted", func(t *testing.T, cs *fake.Clientset) {
 			if err := cs.CoreV1().Services("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
@@ -53,16 +69,16 @@ func TestGuards(t *testing.T) {
 		}, "Service default/web was deleted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := fake.NewClientset(node("cp-1", true), node("w-1", false), lbService("web", "web-lb.elb.amazonaws.com"))
+			cs := fake.NewClientset(node("cp-1", true), guardedNode("w-1"), lbService("web", "web-lb.elb.amazonaws.com"))
 			b, err := takeBaseline(ctx, cs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := checkGuards(ctx, cs, b); err != nil {
+			if err := checkGuards(ctx, cs, b, nil, time.Now()); err != nil {
 				t.Fatalf("untouched cluster: %v", err)
 			}
 			tc.change(t, cs)
-			err = checkGuards(ctx, cs, b)
+			err = checkGuards(ctx, cs, b, nil, time.Now())
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("guards broke: %v", err)
@@ -93,5 +109,71 @@ func updateNode(t *testing.T, cs *fake.Clientset, name string, f func(*corev1.No
 	f(n)
 	if _, err := cs.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// guardedNode is a worker as an in-tree kubelet registers it: two private
+// addresses, its DNS name as InternalDNS and Hostname, the cloud labels,
+// Ready.
+func guardedNode(name string) *corev1.Node {
+	n := node(name, false)
+	n.Labels[corev1.LabelHostname] = "w-1"
+	n.Labels[corev1.LabelTopologyZone] = "us-east-1a"
+	n.Labels[corev1.LabelTopologyRegion] = "us-east-1"
+	n.Labels[corev1.LabelInstanceTypeStable] = "m5.large"
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.2.1"}, {Type: corev1.NodeInternalIP, Address: "10.0.2.2"},
+		{Type: corev1.NodeInternalDNS, Address: name + ".ec2.internal"}, {Type: corev1.NodeHostName, Address: name + ".ec2.internal"}}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	return n
+}
+
+// TestReadyGuard: a Node whose kubelet the run restarts may be not Ready
+// up to notReadyBound; past it the run stops. A Node the run does not
+// restart, or one not Ready at the baseline, is not held to it.
+func TestReadyGuard(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC)
+	notReadySince := func(since time.Duration) func(*corev1.Node) {
+		return func(n *corev1.Node) {
+			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown",
+				Message: "Kubelet stopped posting node status.", LastTransitionTime: metav1.NewTime(now.Add(-since))}}
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		restarting map[string]bool
+		change     func(*corev1.Node)
+		wasReady   bool
+		want       string
+	}{
+		{"restarting, not Ready for a minute: within the bound", map[string]bool{"w-1": true}, notReadySince(time.Minute), true, ""},
+		{"restarting, not Ready past the bound", map[string]bool{"w-1": true}, notReadySince(2 * time.Minute), true,
+			"Node w-1 has not been Ready for 2m0s (over 1m30s) since its kubelet step began: Ready=Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)"},
+		{"not restarted by the run", map[string]bool{"w-2": true}, notReadySince(time.Hour), true, ""},
+		{"not Ready at the baseline already", map[string]bool{"w-1": true}, notReadySince(time.Hour), false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := guardedNode("w-1")
+			if !tc.wasReady {
+				notReadySince(time.Hour)(w)
+			}
+			cs := fake.NewClientset(w)
+			b, err := takeBaseline(ctx, cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			updateNode(t, cs, "w-1", tc.change)
+			err = checkGuards(ctx, cs, b, tc.restarting, now)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("guards broke: %v", err)
+				}
+				return
+			}
+			var ge *GuardError
+			if !errors.As(err, &ge) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("checkGuards = %v, want a GuardError with %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -87,6 +87,15 @@ type Baseline struct {
 	ProviderIDs map[string]string `json:"providerIDs"`
 	// Hostnames maps every LoadBalancer Service to its status hostname.
 	Hostnames map[string]string `json:"hostnames"`
+	// NodeFields maps every Node to the digest of the fields the move must
+	// not change (nodeFieldsDigest): its addresses and its cloud and
+	// hostname labels. A digest, not the values: the journal is one
+	// ConfigMap, and at 5,000 Nodes the values would not fit. Absent in a
+	// journal from before this guard, which then skips it.
+	NodeFields map[string]string `json:"nodeFields,omitempty"`
+	// NotReady lists the Nodes that were not Ready at the baseline: the
+	// Ready guard holds only the others to staying Ready.
+	NotReady []string `json:"notReady,omitempty"`
 }
 
 // HandoverRecord is the measured hand-over of the cloud loops.

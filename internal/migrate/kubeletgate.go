@@ -162,3 +162,21 @@ func firstOf(items []string) []string {
 	}
 	return append(slices.Clone(items[:maxListed]), fmt.Sprintf("and %d more nodes", len(items)-maxListed))
 }
+
+// kubeletNodesBegun are the nodes of the kubelet steps begun (running,
+// undoing or done): the nodes whose kubelet the run restarts, which the
+// Ready guard watches.
+func (e *env) kubeletNodesBegun() map[string]bool {
+	out := map[string]bool{}
+	for _, rec := range e.journal.Steps {
+		if rec.Started == nil {
+			continue
+		}
+		if _, s, ok := e.plan.Step(rec.Name); ok && s.Phase == PhaseKubeletExternal {
+			for _, n := range s.Nodes {
+				out[n] = true
+			}
+		}
+	}
+	return out
+}

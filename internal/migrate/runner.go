@@ -396,7 +396,7 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 		// guardEvery, not at every poll of the gate.
 		if r.now().Sub(lastGuard) >= guardEvery {
 			lastGuard = r.now()
-			if err := checkGuards(ctx, e.client, e.journal.Baseline); err != nil {
+			if err := checkGuards(ctx, e.client, e.journal.Baseline, e.kubeletNodesBegun(), r.now()); err != nil {
 				return last, err
 			}
 		}
@@ -418,7 +418,7 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 		}
 		if res.ok {
 			// A step passes only with the guards intact at that moment.
-			if err := checkGuards(ctx, e.client, e.journal.Baseline); err != nil {
+			if err := checkGuards(ctx, e.client, e.journal.Baseline, e.kubeletNodesBegun(), r.now()); err != nil {
 				return res, err
 			}
 			return res, nil
