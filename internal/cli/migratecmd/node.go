@@ -131,9 +131,22 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 			}
 		}
 	}
+	id := identityFlags{HostnameOverride: o.HostnameOverride}
+	if phase == nodephase.PhaseKubeletExternal {
+		var client kubernetes.Interface
+		if kubeconfig != "" {
+			if client, err = reportClient(kubeconfig); err != nil {
+				return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+			}
+		}
+		if id, err = nodeIdentity(ctx, o.Root, name, o.HostnameOverride, client); err != nil {
+			return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+		}
+		sayIdentity(streams.Err, id)
+	}
 	res, err := nodephase.Apply(nodephase.Options{
 		Root: o.Root, Phase: phase, Scope: nodephase.Scope(o.Scope), DryRun: o.DryRun,
-		LeaderMigrationConfig: lm, ProviderID: o.ProviderID, HostnameOverride: o.HostnameOverride,
+		LeaderMigrationConfig: lm, ProviderID: o.ProviderID, HostnameOverride: id.HostnameOverride, HostnameLabel: id.HostnameLabel,
 	})
 	if err != nil {
 		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("node phase %s: %w", phase, err)}

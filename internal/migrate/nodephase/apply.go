@@ -33,6 +33,12 @@ type Options struct {
 	// configuration file) is an error: the Node's identity must not change.
 	ProviderID       string
 	HostnameOverride string
+	// HostnameLabel, when set, is the Node's kubernetes.io/hostname label
+	// to keep: PhaseKubeletExternal adds it to --node-labels (merged into
+	// the last --node-labels there is), since the kubelet labels its Node
+	// with its host name, --hostname-override included, at each start. A
+	// different value already in --node-labels is an error.
+	HostnameLabel string
 	// Scope limits PhaseRestore to the control-plane or the kubelet files;
 	// ScopeAll (the default) restores everything.
 	Scope Scope
@@ -59,6 +65,11 @@ func (o Options) Validate() error {
 			problems = append(problems, fmt.Sprintf("provider ID %q: %v", o.ProviderID, err))
 		} else if id.Zone == "" || id.String() != o.ProviderID {
 			problems = append(problems, fmt.Sprintf("provider ID %q: want the canonical aws:///<zone>/<instance-id>", o.ProviderID))
+		}
+	}
+	if o.HostnameLabel != "" {
+		for _, m := range validation.IsValidLabelValue(o.HostnameLabel) {
+			problems = append(problems, fmt.Sprintf("hostname label %q: %s", o.HostnameLabel, m))
 		}
 	}
 	if o.HostnameOverride != "" {

@@ -367,6 +367,35 @@ func TestIdentityKept(t *testing.T) {
 	}
 }
 
+// TestHostnameLabelKept: the Node's hostname label goes into the last
+// --node-labels there is (merged: the kubelet merges its occurrences), or a
+// new one in the flag file; a re-run changes nothing, and restore puts the
+// files back byte for byte.
+func TestHostnameLabelKept(t *testing.T) {
+	root := copyFixture(t, "kubeadm-node")
+	before := readFile(t, root, "/etc/default/kubelet")
+	mustApply(t, Options{Root: root, Phase: PhaseKubeletExternal, HostnameOverride: "ip-10-0-1-10.ec2.internal", HostnameLabel: "ip-10-0-1-10"})
+	if got := readFile(t, root, "/etc/default/kubelet"); !strings.Contains(got, "--node-labels=node.kubernetes.io/pool=general,kubernetes.io/hostname=ip-10-0-1-10\n") {
+		t.Errorf("/etc/default/kubelet:\n%s", got)
+	}
+	if got := readFile(t, root, "/var/lib/kubelet/kubeadm-flags.env"); strings.Contains(got, "node-labels") || !strings.Contains(got, "--hostname-override=ip-10-0-1-10.ec2.internal") {
+		t.Errorf("kubeadm-flags.env:\n%s", got)
+	}
+	if r := mustApply(t, Options{Root: root, Phase: PhaseKubeletExternal, HostnameOverride: "ip-10-0-1-10.ec2.internal", HostnameLabel: "ip-10-0-1-10"}); r.Changed {
+		t.Errorf("the re-run changed %v", r.ChangedPaths())
+	}
+	mustApply(t, Options{Root: root, Phase: PhaseRestore})
+	if got := readFile(t, root, "/etc/default/kubelet"); got != before {
+		t.Errorf("restored /etc/default/kubelet:\n%s\nwant:\n%s", got, before)
+	}
+
+	root = copyFixture(t, "kops-node")
+	mustApply(t, Options{Root: root, Phase: PhaseKubeletExternal, HostnameLabel: "ip-10-0-1-10"})
+	if got := readFile(t, root, "/etc/sysconfig/kubelet"); strings.Count(got, "--node-labels=node-role.kubernetes.io/node=,kubernetes.io/hostname=ip-10-0-1-10 ") != 1 || strings.Count(got, "--node-labels") != 1 {
+		t.Errorf("/etc/sysconfig/kubelet:\n%s", got)
+	}
+}
+
 // TestStateDirMadePrivate: a state directory an earlier version left 0755
 // is made 0700 by the next run that writes to it.
 func TestStateDirMadePrivate(t *testing.T) {

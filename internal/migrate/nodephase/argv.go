@@ -25,6 +25,10 @@ const (
 	// opRemoveItem removes an item from the flag's comma-separated list, and
 	// the flag when the list becomes empty.
 	opRemoveItem
+	// opAddItem appends an item to the last occurrence's comma-separated
+	// list (a map flag such as --node-labels merges its occurrences), or
+	// adds the flag with that item when it is absent.
+	opAddItem
 )
 
 // flagOp is one change to a command line.
@@ -43,6 +47,9 @@ func removeFlag(name string) flagOp     { return flagOp{kind: opRemove, name: na
 func removeItem(name, item string) flagOp {
 	return flagOp{kind: opRemoveItem, name: name, value: item}
 }
+
+//nolint:unparam // a flag-op constructor beside removeItem; one list flag uses it today
+func addItem(name, item string) flagOp { return flagOp{kind: opAddItem, name: name, value: item} }
 
 // editKind is a kind of token edit.
 type editKind int
@@ -111,6 +118,20 @@ func editArgv(toks []string, start int, ops []flagOp) ([]tokEdit, []string, erro
 				if o.ValueIndex >= 0 {
 					deleted[o.ValueIndex] = true
 				}
+			}
+		case opAddItem:
+			if strings.ContainsAny(op.value, " \t\n,") {
+				return nil, nil, fmt.Errorf("--%s: item %q has blanks or commas", op.name, op.value)
+			}
+			if len(found) == 0 {
+				slots = insertFlag(slots, start, "--"+op.name+"="+op.value)
+				break
+			}
+			last := found[len(found)-1]
+			if last.Value == "" {
+				setValue(slots, toks, last, op.value)
+			} else {
+				setValue(slots, toks, last, last.Value+","+op.value)
 			}
 		case opRemoveItem:
 			for _, o := range found {

@@ -120,6 +120,8 @@ const (
 	flagAdmissionPlugins      = "enable-admission-plugins"
 	flagProviderID            = "provider-id"
 	flagHostnameOverride      = "hostname-override"
+	flagNodeLabels            = "node-labels"
+	labelHostname             = "kubernetes.io/hostname"
 	pluginPVL                 = "PersistentVolumeLabel"
 	providerExternal          = "external"
 

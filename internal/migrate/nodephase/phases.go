@@ -118,7 +118,7 @@ func (p *plan) controlPlane(fsys nodeFS, node *nodefiles.Node) error {
 }
 
 // kubeletFlags are the kubelet flags the kubelet phase reads or writes.
-var kubeletFlags = []string{flagCloudProvider, flagCloudConfig, flagProviderID, flagHostnameOverride}
+var kubeletFlags = []string{flagCloudProvider, flagCloudConfig, flagProviderID, flagHostnameOverride, flagNodeLabels}
 
 // kubelet plans the environment files that hold the kubelet's flags: the
 // variables that carry the flags the phase changes (nodefiles' Origin), and
@@ -236,6 +236,33 @@ func (p *plan) kubelet(fsys nodeFS, node *nodefiles.Node) error {
 			add[id.flag] = id.want
 		}
 	}
+	// The hostname label: into the last --node-labels of an environment
+	// file, else a new --node-labels in the flag file.
+	labelVar := flagFile
+	if p.o.HostnameLabel != "" {
+		if v, ok := unitValues[flagNodeLabels]; ok {
+			return fmt.Errorf("the kubelet's --node-labels=%s is written on the ExecStart= line of %s: add %s=%s there by hand (then `systemctl daemon-reload`) or leave the label out", v, k.Unit, labelHostname, p.o.HostnameLabel)
+		}
+		keep := true
+		for _, v := range values(flagNodeLabels) {
+			for _, item := range strings.Split(v, ",") {
+				key, val, _ := strings.Cut(strings.TrimSpace(item), "=")
+				if key != labelHostname {
+					continue
+				}
+				if val != p.o.HostnameLabel {
+					return fmt.Errorf("the kubelet already has --node-labels with %s=%s, not %s: the tool does not change a Node's labels; fix the value by hand or leave the option out", labelHostname, val, p.o.HostnameLabel)
+				}
+				keep = false
+			}
+		}
+		if o, ok := k.Origin(flagNodeLabels); ok && o.Variable != "" {
+			labelVar = o
+		}
+		if keep {
+			add[flagNodeLabels] = labelHostname + "=" + p.o.HostnameLabel
+		}
+	}
 	if len(add) > 0 && flagFile.Variable == "" {
 		return fmt.Errorf("the kubelet takes no flags from an environment file (its ExecStart= is in %s): add %s there by hand", k.Unit, flagList(add))
 	}
@@ -253,10 +280,13 @@ func (p *plan) kubelet(fsys nodeFS, node *nodefiles.Node) error {
 		ops = append(ops, removeFlag(flagCloudConfig))
 		if w.o == flagFile {
 			for _, name := range kubeletFlags {
-				if v, ok := add[name]; ok {
+				if v, ok := add[name]; ok && name != flagNodeLabels {
 					ops = append(ops, setFlag(name, v))
 				}
 			}
+		}
+		if v, ok := add[flagNodeLabels]; ok && w.o == labelVar {
+			ops = append(ops, addItem(flagNodeLabels, v))
 		}
 		out, err := editEnvVar(texts[w.f], w.o.Variable, ops)
 		if err != nil {

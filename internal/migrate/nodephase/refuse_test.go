@@ -114,6 +114,14 @@ func TestRefusals(t *testing.T) {
 		{name: "hostname override differs", fixture: "kops-node",
 			opts: Options{Phase: PhaseKubeletExternal, HostnameOverride: "ip-10-0-0-1.ec2.internal"},
 			want: "--hostname-override=i-0a1b2c3d4e5f60718"},
+		{name: "hostname label differs from the one in --node-labels", fixture: "kubeadm-node",
+			prepare: func(t *testing.T, root string) {
+				writeNodeFile(t, root, "/etc/default/kubelet", "KUBELET_EXTRA_ARGS=--node-labels=kubernetes.io/hostname=other\n")
+			},
+			opts: Options{Phase: PhaseKubeletExternal, HostnameLabel: "ip-10-0-1-10"},
+			want: "already has --node-labels with kubernetes.io/hostname=other, not ip-10-0-1-10"},
+		{name: "hostname label not a label value", fixture: "kubeadm-node", opts: Options{Phase: PhaseKubeletExternal, HostnameLabel: "a b"},
+			want: `hostname label "a b"`},
 		{name: "cloud provider on the ExecStart= line", fixture: "kubeadm-node",
 			prepare: func(t *testing.T, root string) {
 				p := "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"
