@@ -31,12 +31,16 @@ const (
 // nsScript runs in the node's new mount and UTS namespaces: it lays the
 // node's folders over the host's, names the host, and execs the kubelet
 // (so the kubelet keeps the PID the test started). The mounts are private
-// to the namespace and go away with it.
+// to the namespace and go away with it. The node's /etc reaches the
+// overlay's options through a short mount point of the node's run folder:
+// a root under a test's temporary folder may hold ',' or ':', which those
+// options cannot carry.
 const nsScript = `set -e
-root=$1 host=$2
-shift 2
+root=$1 host=$2 etc=$3
+shift 3
 mount --make-rprivate /
-mount -t overlay realkubelet-etc -o "lowerdir=$root/etc:/etc" /etc
+mount --bind "$root/etc" "$etc"
+mount -t overlay realkubelet-etc -o "lowerdir=$etc:/etc" /etc
 mount --bind "$root/var/lib" /var/lib
 mount --bind "$root/var/log" /var/log
 hostname "$host"
@@ -63,9 +67,13 @@ type Options struct {
 	// KubeadmArgs are KUBELET_KUBEADM_ARGS after the CRI endpoint; nil
 	// means InTreeFlags.
 	KubeadmArgs []string
-	// Dir is the node's folder (root, logs, systemctl); "" is a new
-	// t.TempDir(). It must not hold ',' or ':' (overlayfs options).
+	// Dir is the node's folder (logs, systemctl, and the root unless Root
+	// is set); "" is a new t.TempDir().
 	Dir string
+	// Root is the node's root; "" is Dir/root. An existing root (a
+	// control-plane node's, with static Pod manifests) keeps its other
+	// files; the kubelet's files listed in the package doc are written over.
+	Root string
 }
 
 // Node is one running test bed node: a fake CRI and a real kubelet.
@@ -75,7 +83,8 @@ type Node struct {
 	// Root is the node's root file system, laid out like a kubeadm node:
 	// `awsccmctl migrate-from-intree node --root` takes it.
 	Root string
-	// Dir is the node's folder: Root, the logs, the systemctl folder.
+	// Dir is the node's folder: the logs, the systemctl folder, and
+	// by default Root.
 	Dir string
 	// KubeadmFlagsFile is Root + KubeadmFlagsPath.
 	KubeadmFlagsFile string
@@ -93,9 +102,12 @@ type Node struct {
 
 	kubeletBin string
 	env        []string
-	criDir     string
-	cri        *childproc.Process
-	sup        *supervisor
+	// procCtx is the processes' context: Start's without its end (Stop
+	// ends them, by signal).
+	procCtx context.Context
+	runDir  string // short: fakecri's socket, the /etc mount point
+	cri     *childproc.Process
+	sup     *supervisor
 
 	mu      sync.Mutex // guards kubelet and starts; held across a restart
 	kubelet *childproc.Process
@@ -113,7 +125,7 @@ type Node struct {
 func Start(t testing.TB, opts Options) *Node {
 	t.Helper()
 	kubelet, fakecri := Binaries(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if why := Unsupported(ctx); why != "" {
 		t.Skip(why)
 	}
@@ -146,14 +158,17 @@ func start(ctx context.Context, kubeletBin, fakecriBin string, opts Options) (_ 
 	if err != nil {
 		return nil, err
 	}
-	if strings.ContainsAny(dir, ",:") {
-		return nil, fmt.Errorf("realkubelet: node folder %q holds ',' or ':', which overlayfs options cannot carry", dir)
+	root := filepath.Join(dir, "root")
+	if opts.Root != "" {
+		if root, err = filepath.Abs(opts.Root); err != nil {
+			return nil, err
+		}
 	}
 	n := &Node{
-		Name: opts.NodeName, Hostname: opts.Hostname, Dir: dir, Root: filepath.Join(dir, "root"),
+		Name: opts.NodeName, Hostname: opts.Hostname, Dir: dir, Root: root,
 		SystemctlDir: filepath.Join(dir, "bin"),
 		LogPath:      filepath.Join(dir, "kubelet.log"), CRILogPath: filepath.Join(dir, "fakecri.log"),
-		kubeletBin: kubeletBin, env: append(os.Environ(), opts.Env...),
+		kubeletBin: kubeletBin, env: append(os.Environ(), opts.Env...), procCtx: context.WithoutCancel(ctx),
 	}
 	n.KubeadmFlagsFile = filepath.Join(n.Root, KubeadmFlagsPath)
 	n.Systemctl = filepath.Join(n.SystemctlDir, "systemctl")
@@ -171,11 +186,18 @@ func start(ctx context.Context, kubeletBin, fakecriBin string, opts Options) (_ 
 		return nil, err
 	}
 	n.HealthzURL = "http://127.0.0.1:" + strconv.Itoa(n.HealthzPort) + "/healthz"
-	// A short folder: a unix socket's path is at most 107 bytes.
-	if n.criDir, err = os.MkdirTemp("", "realkubelet-cri-"); err != nil {
+	// A short folder for fakecri's socket (a unix socket's path is at most
+	// 107 bytes) and the mount point of the node's /etc (nsScript).
+	if n.runDir, err = os.MkdirTemp("", "realkubelet-"); err != nil {
 		return nil, err
 	}
-	socket := filepath.Join(n.criDir, "cri.sock")
+	if strings.ContainsAny(n.runDir, ",:") {
+		return nil, fmt.Errorf("the temporary folder %q holds ',' or ':', which overlayfs options cannot carry (set TMPDIR)", n.runDir)
+	}
+	if err := os.Mkdir(filepath.Join(n.runDir, "etc"), 0o755); err != nil {
+		return nil, err
+	}
+	socket := filepath.Join(n.runDir, "cri.sock")
 	ca, err := os.ReadFile(opts.ControlPlane.CACertFile)
 	if err != nil {
 		return nil, err
@@ -192,7 +214,7 @@ func start(ctx context.Context, kubeletBin, fakecriBin string, opts Options) (_ 
 		return nil, err
 	}
 
-	cri := exec.CommandContext(context.Background(), fakecriBin, "--endpoint=unix://"+socket) // stopped by Stop
+	cri := exec.CommandContext(context.WithoutCancel(ctx), fakecriBin, "--endpoint=unix://"+socket)
 	if n.cri, err = childproc.StartLogged("fakecri", cri, n.CRILogPath); err != nil {
 		return nil, err
 	}
@@ -241,7 +263,7 @@ func (n *Node) startKubelet() error {
 		return fmt.Errorf("the kubelet unit's ExecStart= runs %s, not a kubelet", argv[0])
 	}
 	argv[0] = n.kubeletBin
-	cmd := exec.CommandContext(context.Background(), "unshare", append([]string{"--mount", "--uts", "/bin/sh", "-c", nsScript, "sh", n.Root, n.Hostname}, argv...)...) // stopped by stopKubelet
+	cmd := exec.CommandContext(n.procCtx, "unshare", append([]string{"--mount", "--uts", "/bin/sh", "-c", nsScript, "sh", n.Root, n.Hostname, filepath.Join(n.runDir, "etc")}, argv...)...)
 	cmd.Env = n.env
 	p, err := childproc.StartLogged("kubelet", cmd, n.LogPath)
 	if err != nil {
@@ -303,7 +325,6 @@ func (n *Node) WaitHealthy(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 2 * time.Second}
-	last := "no answer yet"
 	for {
 		n.mu.Lock()
 		p := n.kubelet
@@ -314,10 +335,9 @@ func (n *Node) WaitHealthy(ctx context.Context, timeout time.Duration) error {
 		if p.Exited() {
 			return p.ExitError(logTailBytes)
 		}
-		if ok, why := healthz(ctx, client, n.HealthzURL); ok {
+		ok, last := healthz(ctx, client, n.HealthzURL)
+		if ok {
 			return nil
-		} else {
-			last = why
 		}
 		select {
 		case <-ctx.Done():
@@ -355,8 +375,8 @@ func (n *Node) Stop() error {
 		errs = append(errs, n.stopKubelet())
 		n.mu.Unlock()
 		errs = append(errs, n.cri.Stop(stopGrace))
-		if n.criDir != "" {
-			errs = append(errs, os.RemoveAll(n.criDir))
+		if n.runDir != "" {
+			errs = append(errs, os.RemoveAll(n.runDir))
 		}
 		n.stopErr = errors.Join(errs...)
 	})

@@ -1,6 +1,7 @@
 package realkubelet
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/awsccmctl/awsccmctl/internal/cli/migratecmd"
 	"github.com/awsccmctl/awsccmctl/internal/kubeletrun"
 	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 	"github.com/awsccmctl/awsccmctl/internal/procwatch"
@@ -32,10 +34,14 @@ const statusSyncWait = 12 * time.Second
 // testNode is one node of the test and what it expects.
 type testNode struct {
 	id, hostname string
-	// keepHostnameLabel adds --node-labels=kubernetes.io/hostname=<OS host
-	// name> to the external flags, the fix for the label the external
-	// kubelet would otherwise set to --hostname-override.
-	keepHostnameLabel bool
+	// byCommand switches the node with `awsccmctl migrate-from-intree
+	// node --phase kubelet-external --hostname-override=<private DNS name>`
+	// run on its root, which restarts the kubelet with the node's
+	// systemctl found in PATH. Otherwise the test edits the flags file
+	// itself, adding --node-labels=kubernetes.io/hostname=<OS host name>
+	// (the fix for the label the external kubelet would otherwise set to
+	// --hostname-override), and restarts it with kubeletrun.Restart.
+	byCommand bool
 
 	in     awsemu.Instance
 	n      *Node
@@ -48,11 +54,13 @@ type testNode struct {
 // TestInTreeToExternalKeepsTheNode runs two real v1.26.13 kubelets at once
 // with --cloud-provider=aws, each on its own instance's IMDS, then moves
 // each to --cloud-provider=external --hostname-override=<private DNS name>
-// by editing its kubeadm flags file and restarting it with the node's
-// systemctl (through kubeletrun.Restart, as the node command does). The
-// Node keeps every address, label, taint and its providerID; only the
-// kubernetes.io/hostname label of the node without the --node-labels fix
-// changes (from the OS host name to the override: G5 in the research note).
+// in its kubeadm flags file and restarts it with the node's systemctl: one
+// by the node command (migrate-from-intree node --phase kubelet-external),
+// the other by hand with the --node-labels fix. Each Node keeps every
+// address, label, taint and its providerID, except that the node command
+// (which does not add the fix) changes the kubernetes.io/hostname label
+// from the OS host name to the override: G5 of the research note,
+// reproduced.
 func TestInTreeToExternalKeepsTheNode(t *testing.T) {
 	ctx := context.Background()
 	Binaries(t)
@@ -73,7 +81,7 @@ func TestInTreeToExternalKeepsTheNode(t *testing.T) {
 	emu := awsemu.StartT(t, awsemu.DemoFixture())
 
 	nodes := []*testNode{
-		{id: "i-0a1b2c3d4e5f60001", hostname: "ip-10-0-1-10", keepHostnameLabel: true},
+		{id: "i-0a1b2c3d4e5f60001", hostname: "ip-10-0-1-10", byCommand: true},
 		{id: "i-0a1b2c3d4e5f60002", hostname: "ip-10-0-2-20"},
 	}
 	for _, tn := range nodes {
@@ -96,47 +104,41 @@ func TestInTreeToExternalKeepsTheNode(t *testing.T) {
 	// In-tree: the Node as the v1.26 provider makes it, from its instance.
 	for _, tn := range nodes {
 		tn.before = waitNode(t, kube, tn.in.PrivateDNSName, func(n *corev1.Node) string { return inTreeMismatch(n, tn.in, tn.hostname) })
-		if tn.ep, tn.unit, tn.old = observe(t, tn.n); tn.old.CloudProvider != "aws" || tn.old.PID != tn.n.PID() || !tn.old.Healthy() {
+		if tn.ep, tn.unit, tn.old = observe(t, tn.n, "aws"); tn.old.PID != tn.n.PID() || !tn.old.Healthy() {
 			t.Fatalf("%s: kubeletrun sees %+v, want the node's kubelet (pid %d) running --cloud-provider=aws, healthy", tn.n.Name, tn.old, tn.n.PID())
 		}
 	}
 	t.Logf("two in-tree nodes registered %s after the test began", time.Since(begin).Round(time.Millisecond))
 
-	// The switch: each node's flags file edited, and the kubelets
-	// restarted at once with the node's systemctl.
+	// The switch, on both nodes at once.
 	cut := time.Now()
 	var wg sync.WaitGroup
-	restarted := make([]*kubeletrun.Running, len(nodes))
 	errs := make([]error, len(nodes))
 	for i, tn := range nodes {
-		flags := []string{"--cloud-provider=external", "--hostname-override=" + tn.in.PrivateDNSName}
-		if tn.keepHostnameLabel {
-			flags = append(flags, "--node-labels=kubernetes.io/hostname="+tn.hostname)
+		if tn.byCommand {
+			// The node command finds systemctl in PATH, as on a node.
+			t.Setenv("PATH", tn.n.SystemctlDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		} else {
+			setCloudFlags(t, tn.n, []string{"--cloud-provider=external", "--hostname-override=" + tn.in.PrivateDNSName, "--node-labels=kubernetes.io/hostname=" + tn.hostname})
 		}
-		setCloudFlags(t, tn.n, flags)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			fs, err := procwatch.New("")
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			restarted[i], errs[i] = kubeletrun.Restart(ctx, fs, tn.ep, kubeletrun.Systemd{Systemctl: tn.n.Systemctl, Unit: tn.unit}, true, tn.old, 30*time.Second)
+			errs[i] = switchToExternal(ctx, tn)
 		}()
 	}
 	wg.Wait()
 	for i, tn := range nodes {
-		r := restarted[i]
-		switch {
-		case errs[i] != nil:
-			t.Fatalf("%s: restart: %v", tn.n.Name, errs[i])
-		case r.PID == tn.old.PID || r.PID != tn.n.PID() || r.CloudProvider != "external" || r.HostnameOverride != tn.in.PrivateDNSName || !r.Healthy():
+		if errs[i] != nil {
+			t.Fatalf("%s: %v", tn.n.Name, errs[i])
+		}
+		_, _, r := observe(t, tn.n, "external")
+		if r.PID == tn.old.PID || r.PID != tn.n.PID() || r.HostnameOverride != tn.in.PrivateDNSName || !r.Healthy() {
 			t.Fatalf("%s: after the restart kubeletrun sees %+v; want a new, healthy kubelet (pid %d, not %d) with --cloud-provider=external --hostname-override=%s",
 				tn.n.Name, r, tn.n.PID(), tn.old.PID, tn.in.PrivateDNSName)
 		}
-		if b, err := os.ReadFile(tn.n.SystemctlLog); err != nil || string(b) != "daemon-reload\nrestart kubelet.service\n" {
-			t.Errorf("%s: systemctl calls %q, %v", tn.n.Name, b, err)
+		if b, err := os.ReadFile(tn.n.SystemctlLog); err != nil || !strings.HasSuffix(string(b), "restart kubelet.service\n") || strings.Count(string(b), "restart") != 1 {
+			t.Errorf("%s: systemctl calls %q, %v; want one restart of kubelet.service", tn.n.Name, b, err)
 		}
 	}
 	t.Logf("restarted both kubelets as external in %s", time.Since(cut).Round(time.Millisecond))
@@ -154,13 +156,13 @@ func TestInTreeToExternalKeepsTheNode(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := tn.before.DeepCopy()
-		if !tn.keepHostnameLabel {
+		if tn.byCommand {
 			want.Labels["kubernetes.io/hostname"] = tn.in.PrivateDNSName
 		}
 		if diff := nodeDiff(want, after); diff != "" {
-			t.Errorf("%s after the switch to external (fix for the hostname label: %t):\n%s", tn.n.Name, tn.keepHostnameLabel, diff)
+			t.Errorf("%s after the switch to external (by the node command, without the hostname label fix: %t):\n%s", tn.n.Name, tn.byCommand, diff)
 		}
-		if !tn.keepHostnameLabel && tn.before.Labels["kubernetes.io/hostname"] == after.Labels["kubernetes.io/hostname"] {
+		if tn.byCommand && tn.before.Labels["kubernetes.io/hostname"] == after.Labels["kubernetes.io/hostname"] {
 			t.Errorf("%s: the hostname label stayed %q without the fix: G5 is not reproduced", tn.n.Name, after.Labels["kubernetes.io/hostname"])
 		}
 	}
@@ -204,15 +206,16 @@ func rss(pid int) string {
 }
 
 // observe reads the node's files as the node command does and what
-// kubeletrun sees running on its healthz port.
-func observe(t *testing.T, n *Node) (kubeletrun.Endpoint, string, *kubeletrun.Running) {
+// kubeletrun sees running on its healthz port; both must say
+// --cloud-provider=provider.
+func observe(t *testing.T, n *Node, provider string) (kubeletrun.Endpoint, string, *kubeletrun.Running) {
 	t.Helper()
 	files, err := nodefiles.Read(n.Root)
 	if err != nil || files.Kubelet == nil {
 		t.Fatalf("%s: nodefiles.Read(%s) = %+v, %v", n.Name, n.Root, files, err)
 	}
-	if got, _ := files.Kubelet.Flags.Get("cloud-provider"); got != "aws" {
-		t.Errorf("%s: the node's files say --cloud-provider=%q to nodefiles, want aws", n.Name, got)
+	if got, _ := files.Kubelet.Flags.Get("cloud-provider"); got != provider {
+		t.Errorf("%s: the node's files say --cloud-provider=%q to nodefiles, want %s", n.Name, got, provider)
 	}
 	ep, err := kubeletrun.EndpointOf(files.Kubelet)
 	if err != nil || ep.Port != n.HealthzPort {
@@ -223,10 +226,37 @@ func observe(t *testing.T, n *Node) (kubeletrun.Endpoint, string, *kubeletrun.Ru
 		t.Fatal(err)
 	}
 	r, err := kubeletrun.Observe(context.Background(), fs, ep)
-	if err != nil {
-		t.Fatalf("%s: kubeletrun.Observe: %v", n.Name, err)
+	if err != nil || r.CloudProvider != provider {
+		t.Fatalf("%s: kubeletrun.Observe = %+v, %v; want a kubelet running --cloud-provider=%s", n.Name, r, err, provider)
 	}
 	return ep, kubeletrun.UnitOf(files.Kubelet.Unit), r
+}
+
+// switchToExternal restarts the node's kubelet as external: by the node
+// command, or (its flags file already edited) by kubeletrun.Restart with the
+// node's systemctl. It runs in its own goroutine: it returns errors.
+func switchToExternal(ctx context.Context, tn *testNode) error {
+	if !tn.byCommand {
+		fs, err := procwatch.New("")
+		if err != nil {
+			return err
+		}
+		_, err = kubeletrun.Restart(ctx, fs, tn.ep, kubeletrun.Systemd{Systemctl: tn.n.Systemctl, Unit: tn.unit}, true, tn.old, 30*time.Second)
+		return err
+	}
+	var out bytes.Buffer
+	cmd := migratecmd.NewCommand(migratecmd.Streams{Out: &out, Err: &out, Output: func() (string, error) { return "text", nil }})
+	cmd.SetArgs([]string{"node", "--root", tn.n.Root, "--phase", "kubelet-external", "--node-name", tn.n.Name,
+		"--hostname-override", tn.in.PrivateDNSName, "--wait", "30s"})
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		return fmt.Errorf("migrate-from-intree node --phase kubelet-external: %w\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "restarted the kubelet") {
+		return fmt.Errorf("migrate-from-intree node --phase kubelet-external did not restart the kubelet:\n%s", out.String())
+	}
+	return nil
 }
 
 // setCloudFlags replaces the cloud provider's flags in the node's

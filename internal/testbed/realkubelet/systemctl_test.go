@@ -32,8 +32,11 @@ exec sleep 600
 	if err := os.Chmod(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{Name: "node-a", Hostname: "ip-10-0-1-10", Dir: dir, Root: filepath.Join(dir, "root"), SystemctlDir: filepath.Join(dir, "bin"),
-		LogPath: filepath.Join(dir, "kubelet.log"), kubeletBin: bin, env: os.Environ()}
+	n := &Node{Name: "node-a", Hostname: "ip-10-0-1-10", Dir: dir, Root: filepath.Join(dir, "root, with: a comma"), SystemctlDir: filepath.Join(dir, "bin"),
+		LogPath: filepath.Join(dir, "kubelet.log"), kubeletBin: bin, env: os.Environ(), runDir: t.TempDir(), procCtx: ctx}
+	if err := os.Mkdir(filepath.Join(n.runDir, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	n.Systemctl, n.SystemctlLog = filepath.Join(n.SystemctlDir, "systemctl"), filepath.Join(dir, "systemctl.log")
 	n.KubeadmFlagsFile = filepath.Join(n.Root, KubeadmFlagsPath)
 	l := layout{criEndpoint: "unix:///run/cri.sock", kubeadmArgs: InTreeFlags, port: 1, health: 2, caPEM: []byte("ca"), cloudConfig: "[Global]\nKubernetesClusterID = node-a\n"}

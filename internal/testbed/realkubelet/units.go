@@ -188,8 +188,11 @@ func readEnvFile(path string) (map[string]string, error) {
 		v = strings.TrimSpace(v)
 		if v != "" && (v[0] == '"' || v[0] == '\'') {
 			words, err := splitQuoted(v)
-			if err != nil || len(words) != 1 {
-				return nil, fmt.Errorf("%s: %s: want one quoted value, got %s (%v)", path, k, v, err)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", path, k, err)
+			}
+			if len(words) != 1 {
+				return nil, fmt.Errorf("%s: %s: want one quoted value, got %s", path, k, v)
 			}
 			v = words[0]
 		}

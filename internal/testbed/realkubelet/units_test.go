@@ -61,7 +61,7 @@ func TestCommandLineErrors(t *testing.T) {
 		name, path, data, want string
 	}{
 		{"required environment file missing", DropInPath, "[Service]\nEnvironmentFile=/etc/missing\nExecStart=/usr/bin/kubelet\n", "/etc/missing"},
-		{"unterminated quote", KubeadmFlagsPath, "KUBELET_KUBEADM_ARGS=\"--cloud-provider=aws\n", "quoted value"},
+		{"unterminated quote", KubeadmFlagsPath, "KUBELET_KUBEADM_ARGS=\"--cloud-provider=aws\n", "unterminated"},
 		{"no ExecStart", DropInPath, "[Service]\nExecStart=\n", "no ExecStart="},
 		{"not an assignment", DropInPath, "[Service]\nExecStart\n", "not KEY=VALUE"},
 	} {
