@@ -7,8 +7,9 @@
 #
 # It also builds kube-apiserver and kube-controller-manager of the last minor
 # with the in-tree AWS cloud provider (hack/tools/k8s126) into
-# $TESTBED_BIN/<version>/, for the migration end-to-end tests; about 7
-# minutes more on 2 cores with cold Go caches. TESTBED_LEGACY=0 skips them
+# $TESTBED_BIN/<version>/, for the migration end-to-end tests, with the
+# kubelet of that version and a fake CRI endpoint for it (fakecri); about
+# 10 minutes more on 2 cores with cold Go caches. TESTBED_LEGACY=0 skips them
 # (the tests that need them then skip, or fail when $CI is set).
 #
 # And kubeadm of KUBEADM_V1BETA3_VERSION (hack/tools/kubeadm135) into
@@ -74,10 +75,11 @@ build_kubeadm_v1beta3() {
 	echo "$v" >"$BIN/$rel.version"
 }
 
-# build_legacy NAME: NAME (kube-apiserver or kube-controller-manager) of
-# LEGACY_VERSION into BIN/LEGACY_VERSION/NAME, stamped like a release build.
+# build_legacy NAME [PACKAGE]: NAME (kube-apiserver, kube-controller-manager,
+# kubelet) of LEGACY_VERSION, or PACKAGE of hack/tools/k8s126 (./fakecri),
+# into BIN/LEGACY_VERSION/NAME, stamped like a release build.
 build_legacy() {
-	local name=$1 rel=$LEGACY_VERSION/$1
+	local name=$1 pkg=${2:-k8s.io/kubernetes/cmd/$1} rel=$LEGACY_VERSION/$1
 	if stamp_ok "$rel" "$LEGACY_VERSION"; then
 		echo "$name $LEGACY_VERSION: cached"
 		return
@@ -87,9 +89,9 @@ build_legacy() {
 	for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 		ldf="$ldf -X $p.gitVersion=$LEGACY_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=2000-01-01T00:00:00Z"
 	done
-	echo "$name $LEGACY_VERSION: building (the first of the two takes about 6 minutes on 2 cores when the Go caches are cold)"
+	echo "$name $LEGACY_VERSION: building (the first of these takes about 6 minutes on 2 cores when the Go caches are cold)"
 	mkdir -p "$BIN/$LEGACY_VERSION"
-	(cd "$ROOT/hack/tools/k8s126" && go build -trimpath -ldflags "$ldf" -o "$BIN/$rel" "k8s.io/kubernetes/cmd/$name")
+	(cd "$ROOT/hack/tools/k8s126" && go build -trimpath -ldflags "$ldf" -o "$BIN/$rel" "$pkg")
 	echo "$LEGACY_VERSION" >"$BIN/$rel.version"
 }
 
@@ -110,5 +112,9 @@ build_kubeadm_v1beta3
 if [ "${TESTBED_LEGACY:-1}" != 0 ]; then
 	build_legacy kube-apiserver
 	build_legacy kube-controller-manager
+	# A real kubelet and the fake CRI it talks to, for the node side of the
+	# migration (internal/testbed/realkubelet): about 3 minutes more warm.
+	build_legacy kubelet
+	build_legacy fakecri ./fakecri
 fi
 echo "test bed binaries in $BIN"

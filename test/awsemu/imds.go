@@ -45,11 +45,15 @@ func (s *Server) SetIMDSAvailable(available bool) {
 	s.imds.available = available
 }
 
-// serve answers one request; path is below /latest/.
-func (s *imdsState) serve(w http.ResponseWriter, r *http.Request, path string) {
+// serve answers one request as instance as ("" means the one
+// SetIMDSInstance chose); path is below /latest/.
+func (s *imdsState) serve(w http.ResponseWriter, r *http.Request, path, as string) {
 	s.mu.RLock()
 	available, id := s.available, s.instance
 	s.mu.RUnlock()
+	if as != "" {
+		id = as
+	}
 	if !available {
 		http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
 		return

@@ -152,7 +152,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var svc, action string
 	if r.URL.Path == "/latest" || strings.HasPrefix(r.URL.Path, "/latest/") {
 		svc, action = "imds", strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/latest"), "/")
-		s.serveIMDS(sw, r, action)
+		s.serveIMDS(sw, r, action, "")
 	} else if target := r.Header.Get("X-Amz-Target"); target != "" {
 		svc, action = s.serveJSON(sw, r, target)
 	} else {
@@ -164,9 +164,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.logf("%s %s %d %s", svc, action, sw.status, time.Since(start).Round(time.Microsecond))
 }
 
-// serveIMDS answers the instance metadata service; path is below /latest/.
-// IMDS requests are counted and faulted like API calls but never delayed.
-func (s *Server) serveIMDS(w http.ResponseWriter, r *http.Request, path string) {
+// serveIMDS answers the instance metadata service as instance as (""
+// means the one SetIMDSInstance chose); path is below /latest/. IMDS
+// requests are counted and faulted like API calls but never delayed.
+func (s *Server) serveIMDS(w http.ResponseWriter, r *http.Request, path, as string) {
 	s.countCall("imds", path)
 	if apiErr, ok := s.applyFault(r.Context(), "imds", path, 0); !ok {
 		return
@@ -174,7 +175,7 @@ func (s *Server) serveIMDS(w http.ResponseWriter, r *http.Request, path string) 
 		http.Error(w, apiErr.Code, apiErr.Status)
 		return
 	}
-	s.imds.serve(w, r, path)
+	s.imds.serve(w, r, path, as)
 }
 
 // serveAPI handles one form-encoded query API request.

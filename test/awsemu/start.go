@@ -28,6 +28,10 @@ type Emulator struct {
 	// URL is the base URL, http://127.0.0.1:PORT, of the APIs and of IMDS.
 	URL  string
 	stop func()
+
+	closeMu sync.Mutex
+	closers []func() // listeners IMDSFor added, closed by Close
+	closed  bool
 }
 
 // Serve validates f (nil = empty us-east-1), then serves a new Server on
@@ -62,9 +66,30 @@ func Serve(f *Fixture) (*Emulator, error) {
 	return &Emulator{Server: s, URL: "http://" + l.Addr().String(), stop: stop}, nil
 }
 
-// Close closes the listener and open connections. It may be called more
+// Close closes the listeners and open connections. It may be called more
 // than once.
-func (e *Emulator) Close() { e.stop() }
+func (e *Emulator) Close() {
+	e.stop()
+	e.closeMu.Lock()
+	closers := e.closers
+	e.closers, e.closed = nil, true
+	e.closeMu.Unlock()
+	for _, c := range closers {
+		c()
+	}
+}
+
+// onClose runs c at Close, or at once when the emulator is closed already.
+func (e *Emulator) onClose(c func()) {
+	e.closeMu.Lock()
+	if !e.closed {
+		e.closers = append(e.closers, c)
+		e.closeMu.Unlock()
+		return
+	}
+	e.closeMu.Unlock()
+	c()
+}
 
 // Start is Serve returning the server, its base URL and a stop function.
 func Start(f *Fixture) (*Server, string, func(), error) {
