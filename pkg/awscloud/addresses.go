@@ -91,3 +91,29 @@ func nodeAddresses(inst *instances.Instance, families []string) ([]corev1.NodeAd
 	}
 	return out, nil
 }
+
+// inNodeOrder returns addrs in the order the Node lists them when the Node
+// lists exactly these addresses, else addrs. A kubelet on the in-tree
+// provider lists Hostname before InternalDNS, upstream's CCM and this one
+// the other way round; k8s.io/cloud-provider's status pass rewrites a Node
+// whose list it judges changed (every Node with two InternalIPs, whatever
+// their order), so without this every such Node's status would change
+// value once the CCM runs, and again at each in-tree kubelet's sync. The
+// same addresses in another order mean nothing to a client that reads the
+// first of a type, and that first stays.
+func inNodeOrder(addrs, onNode []corev1.NodeAddress) []corev1.NodeAddress {
+	if len(addrs) != len(onNode) {
+		return addrs
+	}
+	count := map[corev1.NodeAddress]int{}
+	for _, a := range addrs {
+		count[a]++
+	}
+	for _, a := range onNode {
+		if count[a] == 0 {
+			return addrs
+		}
+		count[a]--
+	}
+	return slices.Clone(onNode)
+}

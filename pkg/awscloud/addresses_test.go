@@ -180,3 +180,29 @@ func TestNodeAddressesRejectsInvalidAddress(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestInNodeOrder: the same addresses keep the Node's order; any other
+// list (one more, one less, one changed) is the CCM's.
+func TestInNodeOrder(t *testing.T) {
+	ip := func(a string) corev1.NodeAddress { return corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: a} }
+	dns := corev1.NodeAddress{Type: corev1.NodeInternalDNS, Address: "ip-10-0-1-10.ec2.internal"}
+	host := corev1.NodeAddress{Type: corev1.NodeHostName, Address: "ip-10-0-1-10.ec2.internal"}
+	ours := []corev1.NodeAddress{ip("10.0.1.10"), ip("10.0.1.11"), dns, host}
+	inTree := []corev1.NodeAddress{ip("10.0.1.10"), ip("10.0.1.11"), host, dns}
+	for _, tc := range []struct {
+		name   string
+		onNode []corev1.NodeAddress
+		want   []corev1.NodeAddress
+	}{
+		{"the in-tree kubelet's order kept", inTree, inTree},
+		{"a new Node (the kubelet's two addresses)", []corev1.NodeAddress{ip("10.0.1.10"), host}, ours},
+		{"an address gone from the instance", []corev1.NodeAddress{ip("10.0.1.10"), ip("10.0.1.12"), host, dns}, ours},
+		{"a duplicate does not stand for another address", []corev1.NodeAddress{ip("10.0.1.10"), ip("10.0.1.10"), host, dns}, ours},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := inNodeOrder(ours, tc.onNode); !slices.Equal(got, tc.want) {
+				t.Errorf("inNodeOrder = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

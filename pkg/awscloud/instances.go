@@ -95,7 +95,7 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (
 	return &cloudprovider.InstanceMetadata{
 		ProviderID:       providerid.Format(inst.Zone, inst.ID),
 		InstanceType:     inst.Type,
-		NodeAddresses:    addrs,
+		NodeAddresses:    inNodeOrder(addrs, node.Status.Addresses),
 		Zone:             inst.Zone,
 		Region:           i.c.env.Region,
 		AdditionalLabels: labels,
