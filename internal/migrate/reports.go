@@ -51,8 +51,9 @@ type NodeReport struct {
 	KubeletFilesModified      *metav1.MicroTime `json:"kubeletFilesModified,omitempty"`
 	// KubeletNodeName is the Node name the running kubelet registers as
 	// when it runs no cloud provider or an external one: its
-	// --hostname-override or, on the node itself (--root /), the host name,
-	// lower-cased as the kubelet does; "" when the node step cannot tell.
+	// --hostname-override or the node's host name (this host's with --root
+	// /, else <root>/etc/hostname's), lower-cased as the kubelet does; ""
+	// when the node step cannot tell.
 	KubeletNodeName string `json:"kubeletNodeName,omitempty"`
 	// Departed is the kube-controller-manager process the phase replaced,
 	// when it held a leader-election Lease: proof that its holder is gone,

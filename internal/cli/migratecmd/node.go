@@ -313,19 +313,18 @@ func settleKubelet(ctx context.Context, o nodeOptions, res *nodephase.Result) (k
 }
 
 // kubeletNodeName is the Node name a kubelet without an in-tree provider
-// registers as: its --hostname-override or the host name, trimmed and
-// lower-cased; "" when r is nil or the node is under another root (this
-// host's name is not its).
+// registers as: its --hostname-override or the node's host name
+// (hostNameOf), trimmed and lower-cased; "" when r is nil or the host name
+// is not known here.
 func kubeletNodeName(r *kubeletrun.Running, root string) string {
-	name := ""
 	switch {
 	case r == nil:
+		return ""
 	case r.HostnameOverride != "":
-		name = r.HostnameOverride
-	case filepath.Clean(root) == "/":
-		name, _ = os.Hostname()
+		return strings.ToLower(strings.TrimSpace(r.HostnameOverride))
+	default:
+		return hostNameOf(root)
 	}
-	return strings.ToLower(strings.TrimSpace(name))
 }
 
 // startTimeSlack is how much earlier than its files' modification a
