@@ -51,6 +51,9 @@ type layout struct {
 	port, health int
 	caPEM        []byte
 	cloudConfig  string
+	// hostname is /etc/hostname's: the node's OS host name, as the node
+	// step reads it under --root.
+	hostname string
 }
 
 // write writes the node's files under root (the kubeconfig is the
@@ -114,6 +117,7 @@ resolvConf: /etc/resolv.conf
 `},
 		{ClusterCAPath, string(l.caPEM)},
 		{CloudConfigPath, l.cloudConfig},
+		{"/etc/hostname", l.hostname + "\n"},
 	}
 	for _, f := range files {
 		p := filepath.Join(root, f.path)

@@ -206,7 +206,7 @@ func start(ctx context.Context, kubeletBin, fakecriBin string, opts Options) (_ 
 	if args == nil {
 		args = InTreeFlags
 	}
-	l := layout{criEndpoint: "unix://" + socket, kubeadmArgs: args, port: n.Port, health: n.HealthzPort, caPEM: ca, cloudConfig: opts.CloudConfig}
+	l := layout{criEndpoint: "unix://" + socket, kubeadmArgs: args, port: n.Port, health: n.HealthzPort, caPEM: ca, cloudConfig: opts.CloudConfig, hostname: opts.Hostname}
 	if err := l.write(n.Root); err != nil {
 		return nil, err
 	}
