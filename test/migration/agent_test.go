@@ -7,12 +7,20 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/awsccmctl/awsccmctl/internal/kubeletrun"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
+	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
+	"github.com/awsccmctl/awsccmctl/internal/procwatch"
+	"github.com/awsccmctl/awsccmctl/internal/testbed/fakekubelet"
 )
 
 // nodeAgent plays the operator's scripts: it watches the journal and, when
@@ -25,6 +33,9 @@ type nodeAgent struct {
 	roots map[string]string // node name -> fake root
 	// kubeconfigs are the nodes' credentials (system:node:<name>).
 	kubeconfigs map[string]string
+	// paths are the nodes' PATHs: each finds its own systemctl, which runs
+	// that node's kubelet (startNodeKubelet).
+	paths map[string]string
 	// override, when it returns true, replaces the node step for a phase
 	// (trap C: a hand edit instead of the tool).
 	override func(step, phase string) bool
@@ -59,13 +70,14 @@ func startNodeAgent(t *testing.T, plan *migrate.MigrationPlan, roots map[string]
 // speed, the plan's node order).
 func startPacedNodeAgent(t *testing.T, plan *migrate.MigrationPlan, roots map[string]string, p *pacing) *nodeAgent {
 	t.Helper()
-	a := &nodeAgent{t: t, plan: plan, roots: roots, kubeconfigs: map[string]string{}, done: map[string]bool{}, stop: make(chan struct{}), pacing: p}
-	for n := range roots {
+	a := &nodeAgent{t: t, plan: plan, roots: roots, kubeconfigs: map[string]string{}, paths: map[string]string{}, done: map[string]bool{}, stop: make(chan struct{}), pacing: p}
+	for n, root := range roots {
 		kc := t.TempDir() + "/node.kubeconfig"
 		if err := env.cp.ClientCertKubeconfig(kc, "system:node:"+n, []string{"system:nodes"}); err != nil {
 			t.Fatal(err)
 		}
 		a.kubeconfigs[n] = kc
+		a.paths[n] = startNodeKubelet(t, root)
 	}
 	a.wg.Add(1)
 	go a.loop()
@@ -149,16 +161,15 @@ func (a *nodeAgent) loop() {
 	}
 }
 
-// runNode runs the node step on one node's root.
+// runNode runs the node step on one node's root, as that node: its
+// credentials, and its systemctl, which restarts its kubelet.
 func (a *nodeAgent) runNode(node, phase, scope string) (string, error) {
-	// The test bed's nodes run no kubelet to restart (and this host's
-	// systemctl is not theirs).
 	args := []string{"migrate-from-intree", "node", "--root", a.roots[node], "--phase", phase,
-		"--node-name", node, "--kubeconfig", a.kubeconfigs[node], "--restart-kubelet=false", "-o", "json"}
+		"--node-name", node, "--kubeconfig", a.kubeconfigs[node], "--wait", "1m", "-o", "json"}
 	if scope != "" {
 		args = append(args, "--scope", scope)
 	}
-	return ctl(context.Background(), args...)
+	return ctlWith(context.Background(), []string{"PATH=" + a.paths[node]}, args...)
 }
 
 // setOverride replaces node steps (nil: none).
@@ -177,8 +188,13 @@ func (a *nodeAgent) Runs() []string {
 
 // ctl runs awsccmctl and returns its combined output.
 func ctl(ctx context.Context, args ...string) (string, error) {
+	return ctlWith(ctx, nil, args...)
+}
+
+// ctlWith is ctl with more environment (which wins over this process's).
+func ctlWith(ctx context.Context, extraEnv []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, env.ctlBin, args...)
-	cmd.Env = append(os.Environ(), awsEnv()...)
+	cmd.Env = append(append(os.Environ(), awsEnv()...), extraEnv...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -206,4 +222,81 @@ func currentStep(j *migrate.Journal) (migrate.StepRecord, bool) {
 		return migrate.StepRecord{}, false
 	}
 	return j.Steps[i], true
+}
+
+// startNodeKubelet runs a kubelet stand-in for the node at root as systemd
+// runs the kubelet (fakekubelet.Systemctl: each start reads the node's
+// kubeadm-flags.env afresh) on the healthz port of the node's kubelet
+// configuration (nodeRoot gives each node its own), and returns the PATH
+// under which the node step finds that node's systemctl.
+func startNodeKubelet(t *testing.T, root string) string {
+	t.Helper()
+	cfg := filepath.Join(root, "var", "lib", "kubelet", "config.yaml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := healthzPortLine.FindSubmatch(data)
+	if m == nil {
+		t.Fatalf("%s sets no healthzPort", cfg)
+	}
+	port, _ := strconv.Atoi(string(m[1]))
+	systemctl, _ := fakekubelet.Systemctl(t, port, "ok", filepath.Join(root, "var", "lib", "kubelet", "kubeadm-flags.env"))
+	if out, err := exec.CommandContext(context.Background(), systemctl, "start").CombinedOutput(); err != nil {
+		t.Fatalf("start the kubelet of %s: %v %s", root, err, out)
+	}
+	return filepath.Dir(systemctl) + string(os.PathListSeparator) + os.Getenv("PATH")
+}
+
+var healthzPortLine = regexp.MustCompile(`(?m)^healthzPort: (\d+)$`)
+
+// checkKubeletsSwitched: before finalize, each kubelet-external gate passed
+// on the running kubelets (its evidence is in apply's output), and each
+// node's kubelet now runs external under its Node's name, restarted by the
+// node step, not merely with its files edited.
+func (s *scenario) checkKubeletsSwitched(t *testing.T, applyOut string, a *nodeAgent) {
+	t.Helper()
+	finalizeAt := strings.Index(applyOut, "✓ step "+migrate.StepFinalize+" ")
+	for _, g := range s.plan.Spec.NodeGroups {
+		want := fmt.Sprintf("%d of %d nodes run a healthy kubelet started after its files were edited, with the flags of phase %s", len(g.Nodes), len(g.Nodes), migrate.PhaseKubeletExternal)
+		at := strings.Index(applyOut, want)
+		if at < 0 || (finalizeAt >= 0 && at > finalizeAt) {
+			t.Errorf("group %s: apply's output lacks %q before finalize", g.Name, want)
+		}
+	}
+	fs, err := procwatch.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for node, root := range a.roots {
+		files, err := nodefiles.Read(root)
+		if err != nil || files.Kubelet == nil {
+			t.Fatalf("%s's files: %v", node, err)
+		}
+		ep, err := kubeletrun.EndpointOf(files.Kubelet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := kubeletrun.Observe(context.Background(), fs, ep)
+		if err != nil {
+			t.Errorf("%s: %v", node, err)
+			continue
+		}
+		registersAs := strings.ToLower(r.HostnameOverride)
+		if registersAs == "" {
+			b, _ := os.ReadFile(filepath.Join(root, "etc", "hostname"))
+			registersAs = strings.ToLower(strings.TrimSpace(string(b)))
+		}
+		if r.CloudProvider != "external" || registersAs != node || !r.Healthy() {
+			t.Errorf("%s's running kubelet: %+v registering as %q, want a healthy one running --cloud-provider=external as %s", node, *r, registersAs, node)
+		}
+		if node == workNode {
+			flags, _ := os.ReadFile(filepath.Join(root, "var", "lib", "kubelet", "kubeadm-flags.env"))
+			if want := "kubernetes.io/hostname=" + shortName(workNode); !strings.Contains(string(flags), want) {
+				t.Errorf("%s's kubelet flags keep no %s: %s", node, want, flags)
+			}
+		}
+		fmt.Fprintf(&s.transcript, "%s: running kubelet pid %d started %s: --cloud-provider=%s --hostname-override=%s, /healthz %s\n",
+			node, r.PID, r.Started.UTC().Format(time.RFC3339), r.CloudProvider, r.HostnameOverride, r.Healthz)
+	}
 }

@@ -1,11 +1,13 @@
 package migration
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/childproc"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/testbed/staticpod"
+	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
 
 // nodeRoot copies a testdata layout into a fresh fake node root, filling
@@ -51,6 +54,19 @@ func nodeRoot(t *testing.T, layout string, vars map[string]string) string {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Each node's kubelet gets a healthz port of its own (startNodeKubelet
+	// runs it there), from the start, so the node's files stay the
+	// originals the tests compare with.
+	cfg := filepath.Join(root, "var", "lib", "kubelet", "config.yaml")
+	if data, err := os.ReadFile(cfg); err == nil {
+		port, err := childproc.FreePort(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfg, []byte(strings.Replace(string(data), "healthzPort: 10248", "healthzPort: "+strconv.Itoa(port), 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return root
 }
@@ -164,14 +180,25 @@ func startControlPlaneNodeWith(t *testing.T, spec cpSpec, tune func(*staticpod.O
 	return &controlPlane{spec: spec, root: root, runner: runner, port: port}
 }
 
-// registerInTreeNode creates a Node as an in-tree kubelet registers it:
-// providerID, zone and instance-type labels, no uninitialized taint, Ready.
+// registerInTreeNode creates a Node as a kubelet on the in-tree provider
+// registers it (legacy-cloud-providers v0.26 aws NodeAddresses and
+// kubelet_node_status initialNode): providerID, the zone, region and
+// instance-type labels in both spellings, no uninitialized taint, Ready,
+// and the addresses from IMDS in its order: the private addresses by
+// device, the public one, Hostname, InternalDNS, ExternalDNS. The instance
+// is the fixture's (ip is used when it has none).
 func registerInTreeNode(t *testing.T, name, zone, id, ip string, controlPlane bool) {
 	t.Helper()
 	ctx := context.Background()
+	in := fixtureInstance(id)
+	typ := in.Type
+	if typ == "" {
+		typ = "m5.large"
+	}
 	labels := map[string]string{
 		"kubernetes.io/hostname": name, corev1.LabelTopologyZone: zone, corev1.LabelTopologyRegion: region,
-		corev1.LabelInstanceTypeStable: "m5.large",
+		corev1.LabelFailureDomainBetaZone: zone, corev1.LabelFailureDomainBetaRegion: region,
+		corev1.LabelInstanceTypeStable: typ, corev1.LabelInstanceType: typ,
 	}
 	if controlPlane {
 		labels["node-role.kubernetes.io/control-plane"] = ""
@@ -186,7 +213,7 @@ func registerInTreeNode(t *testing.T, name, zone, id, ip string, controlPlane bo
 		if err != nil {
 			return err
 		}
-		cur.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeInternalDNS, Address: name}}
+		cur.Status.Addresses = inTreeAddresses(in, name, ip)
 		cur.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
 		_, err = env.kube.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
@@ -195,6 +222,46 @@ func registerInTreeNode(t *testing.T, name, zone, id, ip string, controlPlane bo
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// fixtureInstance is the emulator fixture's instance id (zero when none).
+func fixtureInstance(id string) awsemu.Instance {
+	for _, in := range env.fixture.Instances {
+		if in.ID == id {
+			return in
+		}
+	}
+	return awsemu.Instance{}
+}
+
+// inTreeAddresses are the addresses a kubelet on the in-tree provider
+// reads from IMDS for in.
+func inTreeAddresses(in awsemu.Instance, name, ip string) []corev1.NodeAddress {
+	var out []corev1.NodeAddress
+	enis := slices.SortedFunc(slices.Values(in.ENIs), func(a, b awsemu.ENI) int { return cmp.Compare(a.DeviceIndex, b.DeviceIndex) })
+	for _, e := range enis {
+		if e.Status != "" && e.Status != "in-use" {
+			continue
+		}
+		for _, a := range e.PrivateIPs {
+			out = append(out, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: a})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
+	}
+	if in.PublicIP != "" {
+		out = append(out, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: in.PublicIP})
+	}
+	dns := in.PrivateDNSName
+	if dns == "" {
+		dns = name
+	}
+	out = append(out, corev1.NodeAddress{Type: corev1.NodeHostName, Address: dns}, corev1.NodeAddress{Type: corev1.NodeInternalDNS, Address: dns})
+	if in.PublicDNSName != "" {
+		out = append(out, corev1.NodeAddress{Type: corev1.NodeExternalDNS, Address: in.PublicDNSName})
+	}
+	return out
 }
 
 // createLBService creates a LoadBalancer Service with one TCP port.
@@ -247,4 +314,28 @@ func kcmLeaseHolder(ctx context.Context) string {
 		return ""
 	}
 	return *l.Spec.HolderIdentity
+}
+
+// shortName is a host name without its domain (ip-10-0-2-20).
+func shortName(fqdn string) string {
+	short, _, _ := strings.Cut(fqdn, ".")
+	return short
+}
+
+// setHostnameLabel gives a Node the kubernetes.io/hostname label its
+// kubelet sets from its host's name.
+func setHostnameLabel(t *testing.T, node, value string) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := env.kube.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Labels[corev1.LabelHostname] = value
+		_, err = env.kube.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/testbed"
+	"github.com/awsccmctl/awsccmctl/internal/testbed/fakekubelet"
 	"github.com/awsccmctl/awsccmctl/test/awsemu"
 )
 
@@ -29,6 +30,7 @@ var env struct {
 	cp       *testbed.ControlPlane
 	kube     kubernetes.Interface
 	aws      *awsemu.Emulator
+	fixture  *awsemu.Fixture
 	awsURL   string
 	kcmBin   string
 	ccmBin   string
@@ -38,6 +40,8 @@ var env struct {
 }
 
 func TestMain(m *testing.M) {
+	// The nodes' kubelet stand-ins are this binary (startNodeKubelet).
+	fakekubelet.Serve()
 	dir, err := testbed.BinDir()
 	legacy := ""
 	if err == nil {
@@ -70,6 +74,7 @@ func setup(cp *testbed.ControlPlane) error {
 	f := awsemu.DemoFixture()
 	singleInterface(f)
 	f.Instances = append(f.Instances, haInstances()...)
+	env.fixture = f
 	emu, err := awsemu.Serve(f)
 	if err != nil {
 		return fmt.Errorf("start AWS emulator: %w", err)

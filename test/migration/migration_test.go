@@ -97,6 +97,13 @@ func TestMigrateFromInTree(t *testing.T) {
 	}
 	s.cp = startControlPlaneNode(t)
 	s.workerRoot = nodeRoot(t, "kubeadm-worker", nil)
+	// The control-plane host is named as its Node (Amazon Linux); the
+	// worker's host name is short (Ubuntu), so its in-tree kubelet labels
+	// its Node with it: an external kubelet needs --hostname-override to
+	// keep the Node, and --node-labels to keep the label.
+	writeFile(t, filepath.Join(s.cp.root, "etc", "hostname"), []byte(cpNode+"\n"))
+	writeFile(t, filepath.Join(s.workerRoot, "etc", "hostname"), []byte(shortName(workNode)+"\n"))
+	setHostnameLabel(t, workNode, shortName(workNode))
 	s.originals = map[string]map[string]string{s.cp.root: readTree(t, s.cp.root), s.workerRoot: readTree(t, s.workerRoot)}
 	waitFor(t, 90*time.Second, "kube-controller-manager to lead", func(ctx context.Context) (bool, error) {
 		h := kcmLeaseHolder(ctx)
@@ -168,6 +175,7 @@ func (s *scenario) testApplyKillResume(t *testing.T) {
 	}
 	ccm := startCCMKubelet(t)
 	agent := startNodeAgent(t, s.plan, map[string]string{cpNode: s.cp.root, workNode: s.workerRoot})
+	nodeWatch := watchNodeChanges(t)
 	start := time.Now()
 
 	// apply, killed (SIGKILL: no chance to clean up) while it waits at
@@ -218,6 +226,7 @@ func (s *scenario) testApplyKillResume(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: exit %d\n%s\nnode steps run: %v", exitCode(err), out, agent.Runs())
 	}
+	s.checkKubeletsSwitched(t, out, agent)
 	t.Logf("apply + resume took %s; node steps: %v", time.Since(start).Round(time.Second), agent.Runs())
 
 	out, err = ctl(context.Background(), s.adminArgs("migrate-from-intree", "status", "-o", "json")...)
@@ -308,6 +317,15 @@ func (s *scenario) testApplyKillResume(t *testing.T) {
 		if !strings.HasSuffix(node.Spec.ProviderID, "/"+map[string]string{cpNode: cpID, workNode: workID}[n]) {
 			t.Errorf("Node %s providerID %s", n, node.Spec.ProviderID)
 		}
+	}
+	// From apply's start to finalize no Node field changed value: the
+	// CCM took over Nodes the in-tree provider and its kubelets made
+	// without a write that changed anything, and the kubelets restarted
+	// external kept their Nodes as they were.
+	changes, writes := nodeWatch.Stop()
+	fmt.Fprintf(&s.transcript, "Node writes from apply to finalize: %d; writes that changed a label, an address, the providerID or a taint, or a Node created or deleted: %d\n", writes, len(changes))
+	for _, c := range changes {
+		t.Errorf("a Node changed during the move: %s", c)
 	}
 	if _, err := env.kube.CoordinationV1().Leases("kube-system").Get(context.Background(), leadermigration.LeaseName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the migration lease is left: %v", err)
