@@ -39,17 +39,13 @@ func (e *env) refuseInTreeKubelets(ctx context.Context) error {
 		fmt.Fprintln(e.out, "  kops: the kubelets' --cloud-provider comes from the cluster spec (kubelet.cloudProvider: external) and `kops rolling-update cluster`; not checked here")
 		return nil
 	}
-	cm, err := e.client.CoreV1().ConfigMaps(Namespace).Get(ctx, ReportsName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		fmt.Fprintf(e.out, "  the reports ConfigMap %s/%s is gone (removed by an earlier finalize): the kubelets were checked then\n", Namespace, ReportsName)
-		return nil
-	}
+	reports, found, err := readNodeReportsFound(ctx, e.client)
 	if err != nil {
 		return fmt.Errorf("read the node reports: %w", err)
 	}
-	reports, err := parseNodeReports(cm)
-	if err != nil {
-		return err
+	if !found {
+		fmt.Fprintf(e.out, "  the reports ConfigMap %s/%s is gone (removed by an earlier finalize): the kubelets were checked then\n", Namespace, ReportsName)
+		return nil
 	}
 	res := decideKubeletsExternal(e.plan.Spec.NodeGroups, reports)
 	if !res.ok {

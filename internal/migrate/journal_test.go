@@ -137,7 +137,7 @@ func TestNodeReportsDoNotConflict(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if err := WriteNodeReport(ctx, cs, NodeReport{Node: name, Phase: PhaseKubeletExternal, Time: metav1.NowMicro()}); err != nil {
+			if _, err := WriteNodeReport(ctx, cs, NodeReport{Node: name, Phase: PhaseKubeletExternal, Time: metav1.NowMicro()}); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 		}()
@@ -149,6 +149,19 @@ func TestNodeReportsDoNotConflict(t *testing.T) {
 	}
 	if len(reports) != nodes {
 		t.Errorf("%d reports, want %d", len(reports), nodes)
+	}
+	// Each in its own node's ConfigMap, which the nodes' Role lets them
+	// patch: the reports are spread over them.
+	used := map[string]bool{}
+	for n := range reports {
+		cm, err := admin.CoreV1().ConfigMaps(Namespace).Get(ctx, reportShardOf(n), metav1.GetOptions{})
+		if err != nil || cm.Data[reportKey(n)] == "" {
+			t.Errorf("%s's report is not in %s: %v", n, reportShardOf(n), err)
+		}
+		used[reportShardOf(n)] = true
+	}
+	if len(used) < 2 {
+		t.Errorf("%d nodes' reports all in %v", nodes, used)
 	}
 	// A node may not touch the journal.
 	kc := filepath.Join(t.TempDir(), "kubeconfig")

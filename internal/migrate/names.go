@@ -55,6 +55,14 @@ const (
 	// one key per node; nodes may write it (migration-rbac grants
 	// system:nodes get and patch on it alone), never the journal.
 	ReportsName = "awsccmctl-migration-reports"
+	// ReportShards is how many ConfigMaps hold the reports: ReportsName
+	// and ReportsName-1 ... -7 (reportShardName). A kubelet-external report
+	// takes about 520 bytes and a ConfigMap's data at most 1 MiB, so one
+	// ConfigMap held about 2,000 nodes' reports; of eight, the fullest
+	// holds 329 KB at 5,000 nodes and 790 KB at 12,000
+	// (TestReportShardsHoldLargeClusters). Each node writes only its own
+	// (reportShardOf).
+	ReportShards = 8
 	// MigrationRoleName names the Role and RoleBinding on the migration
 	// lease for kube-controller-manager and the CCM.
 	MigrationRoleName = "awsccmctl:leader-migration"

@@ -73,17 +73,19 @@ func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 				},
 			})
 	}
-	objs = append(objs,
-		&corev1.ConfigMap{
+	for _, name := range reportShardNames() {
+		objs = append(objs, &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: meta(ReportsName),
-		},
+			ObjectMeta: meta(name),
+		})
+	}
+	objs = append(objs,
 		&rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 			ObjectMeta: meta(ReportsRoleName),
 			Rules: []rbacv1.PolicyRule{{
 				APIGroups: []string{""}, Resources: []string{"configmaps"},
-				ResourceNames: []string{ReportsName}, Verbs: []string{"get", "patch"},
+				ResourceNames: reportShardNames(), Verbs: []string{"get", "patch"},
 			}, {
 				// Read only: a node tells which Leases its
 				// kube-controller-manager holds before it restarts it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -82,37 +83,108 @@ type Departure struct {
 // allows the characters of a node name).
 func reportKey(node string) string { return node + ".json" }
 
-// WriteNodeReport stores r in the reports ConfigMap (created by the
-// migration-rbac step; nodes may patch it, not create it). Each node applies
-// only its own key with a field manager of its own, so a thousand nodes
-// reporting at once never conflict (server-side apply merges the data map
-// key by key).
-func WriteNodeReport(ctx context.Context, client kubernetes.Interface, r NodeReport) error {
-	data, err := json.Marshal(r)
-	if err != nil {
-		return err
+// reportShardName names the i-th ConfigMap of the reports.
+func reportShardName(i int) string {
+	if i == 0 {
+		return ReportsName
 	}
-	cm := corev1ac.ConfigMap(ReportsName, Namespace).WithData(map[string]string{reportKey(r.Node): string(data)})
-	_, err = client.CoreV1().ConfigMaps(Namespace).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: "awsccmctl-node-" + r.Node, Force: true})
-	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("report to %s/%s: the ConfigMap does not exist; run `migrate-from-intree apply` first (its migration-rbac step creates it)", Namespace, ReportsName)
-	}
-	if err != nil {
-		return fmt.Errorf("report to %s/%s: %w", Namespace, ReportsName, err)
-	}
-	return nil
+	return fmt.Sprintf("%s-%d", ReportsName, i)
 }
 
-// readNodeReports returns the reports by node name.
-func readNodeReports(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, error) {
-	cm, err := client.CoreV1().ConfigMaps(Namespace).Get(ctx, ReportsName, metav1.GetOptions{})
+// ReportConfigMaps are the names of every ConfigMap of the reports.
+func ReportConfigMaps() []string { return reportShardNames() }
+
+// ReadNodeReports returns every node's newest report, by node name.
+func ReadNodeReports(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, error) {
+	return readNodeReports(ctx, client)
+}
+
+// reportShardNames are the names of every ConfigMap of the reports.
+func reportShardNames() []string {
+	out := make([]string, ReportShards)
+	for i := range out {
+		out[i] = reportShardName(i)
+	}
+	return out
+}
+
+// reportShardOf is the ConfigMap that holds node's report: the node's name
+// hashed (FNV-1a), so every node finds its own without reading anything.
+func reportShardOf(node string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(node))
+	return reportShardName(int(h.Sum32() % ReportShards))
+}
+
+// WriteNodeReport stores r in its node's reports ConfigMap, whose name it
+// returns (reportShardOf;
+// created by the migration-rbac step; nodes may patch them, not create
+// them). Each node applies only its own key with a field manager of its
+// own, so a thousand nodes reporting at once never conflict (server-side
+// apply merges the data map key by key). Where the node may not write that
+// ConfigMap or it does not exist (the migration-rbac step of a version
+// before the shards made ReportsName alone) the report goes to
+// ReportsName.
+func WriteNodeReport(ctx context.Context, client kubernetes.Interface, r NodeReport) (string, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	write := func(name string) error {
+		cm := corev1ac.ConfigMap(name, Namespace).WithData(map[string]string{reportKey(r.Node): string(data)})
+		_, err := client.CoreV1().ConfigMaps(Namespace).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: "awsccmctl-node-" + r.Node, Force: true})
+		return err
+	}
+	name := reportShardOf(r.Node)
+	err = write(name)
+	if (apierrors.IsNotFound(err) || apierrors.IsForbidden(err)) && name != ReportsName {
+		// An apply of an earlier version made ReportsName alone, and the
+		// nodes' Role names it alone.
+		name = ReportsName
+		err = write(name)
+	}
 	if apierrors.IsNotFound(err) {
-		return map[string]NodeReport{}, nil
+		return "", fmt.Errorf("report to %s/%s: the ConfigMap does not exist; run `migrate-from-intree apply` first (its migration-rbac step creates it)", Namespace, name)
 	}
 	if err != nil {
-		return nil, err
+		return "", fmt.Errorf("report to %s/%s: %w", Namespace, name, err)
 	}
-	return parseNodeReports(cm)
+	return name, nil
+}
+
+// readNodeReports returns the reports by node name, from every ConfigMap
+// of the reports (the newest where a node has two: an older version's in
+// ReportsName).
+func readNodeReports(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, error) {
+	out, _, err := readNodeReportsFound(ctx, client)
+	return out, err
+}
+
+// readNodeReportsFound is readNodeReports, and whether ReportsName exists
+// (finalize's gate deletes them all).
+func readNodeReportsFound(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, bool, error) {
+	out := map[string]NodeReport{}
+	found := false
+	for i, name := range reportShardNames() {
+		cm, err := client.CoreV1().ConfigMaps(Namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		found = found || i == 0
+		reports, err := parseNodeReports(cm)
+		if err != nil {
+			return nil, false, err
+		}
+		for n, r := range reports {
+			if prev, ok := out[n]; !ok || prev.Time.Before(&r.Time) {
+				out[n] = r
+			}
+		}
+	}
+	return out, found, nil
 }
 
 // parseNodeReports decodes the reports ConfigMap's keys by node name.
@@ -124,7 +196,7 @@ func parseNodeReports(cm *corev1.ConfigMap) (map[string]NodeReport, error) {
 		}
 		var r NodeReport
 		if err := json.Unmarshal([]byte(v), &r); err != nil {
-			return nil, fmt.Errorf("report %s in %s/%s: %w", k, Namespace, ReportsName, err)
+			return nil, fmt.Errorf("report %s in %s/%s: %w", k, Namespace, cm.Name, err)
 		}
 		out[r.Node] = r
 	}

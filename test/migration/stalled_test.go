@@ -3,7 +3,6 @@ package migration
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"strconv"
@@ -109,17 +108,13 @@ func TestStalledHolderIsNotReported(t *testing.T) {
 // there is none).
 func nodeReport(t *testing.T, node string) *migrate.NodeReport {
 	t.Helper()
-	cm, err := env.kube.CoreV1().ConfigMaps(migrate.Namespace).Get(context.Background(), migrate.ReportsName, metav1.GetOptions{})
+	reports, err := migrate.ReadNodeReports(context.Background(), env.kube)
 	if err != nil {
-		return nil
+		t.Fatalf("read the reports: %v", err)
 	}
-	data, ok := cm.Data[node+".json"]
+	r, ok := reports[node]
 	if !ok {
 		return nil
-	}
-	var r migrate.NodeReport
-	if err := json.Unmarshal([]byte(data), &r); err != nil {
-		t.Fatalf("report of %s: %v", node, err)
 	}
 	return &r
 }

@@ -336,7 +336,7 @@ func clusterIdentity(t *testing.T) string {
 // the shared control plane plays a new cluster, where another plan may run.
 func forgetMigration(t *testing.T) {
 	t.Helper()
-	for _, name := range []string{migrate.JournalName, migrate.ReportsName} {
+	for _, name := range append([]string{migrate.JournalName}, migrate.ReportConfigMaps()...) {
 		err := env.kube.CoreV1().ConfigMaps(migrate.Namespace).Delete(context.Background(), name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			t.Fatal(err)

@@ -167,7 +167,7 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 				// Leases on this report.
 				early := *report
 				early.InProgress, early.Time = true, metav1.NowMicro()
-				if err := migrate.WriteNodeReport(ctx, reporter, early); err != nil {
+				if _, err := migrate.WriteNodeReport(ctx, reporter, early); err != nil {
 					return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
 				}
 				fmt.Fprintf(streams.Err, "kube-controller-manager %s exited at %s; reported, so apply releases %v\n",
@@ -195,10 +195,11 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 		}
 		report.Time = metav1.NowMicro()
 		if reporter != nil {
-			if err := migrate.WriteNodeReport(ctx, reporter, *report); err != nil {
+			cm, err := migrate.WriteNodeReport(ctx, reporter, *report)
+			if err != nil {
 				return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
 			}
-			fmt.Fprintf(streams.Err, "reported phase %s of %s to kube-system/%s\n", phase, report.Node, migrate.ReportsName)
+			fmt.Fprintf(streams.Err, "reported phase %s of %s to kube-system/%s\n", phase, report.Node, cm)
 		}
 	}
 	if format == "json" {
