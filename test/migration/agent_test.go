@@ -70,6 +70,14 @@ func startNodeAgent(t *testing.T, plan *migrate.MigrationPlan, roots map[string]
 // speed, the plan's node order).
 func startPacedNodeAgent(t *testing.T, plan *migrate.MigrationPlan, roots map[string]string, p *pacing) *nodeAgent {
 	t.Helper()
+	return startNodeAgentWith(t, plan, roots, p, nil)
+}
+
+// startNodeAgentWith is startPacedNodeAgent where running maps the nodes
+// whose kubelet already runs (a real one) to the PATH under which their
+// node step finds their systemctl; the others get a stand-in.
+func startNodeAgentWith(t *testing.T, plan *migrate.MigrationPlan, roots map[string]string, p *pacing, running map[string]string) *nodeAgent {
+	t.Helper()
 	a := &nodeAgent{t: t, plan: plan, roots: roots, kubeconfigs: map[string]string{}, paths: map[string]string{}, done: map[string]bool{}, stop: make(chan struct{}), pacing: p}
 	for n, root := range roots {
 		kc := t.TempDir() + "/node.kubeconfig"
@@ -77,6 +85,10 @@ func startPacedNodeAgent(t *testing.T, plan *migrate.MigrationPlan, roots map[st
 			t.Fatal(err)
 		}
 		a.kubeconfigs[n] = kc
+		if path, ok := running[n]; ok {
+			a.paths[n] = path
+			continue
+		}
 		a.paths[n] = startNodeKubelet(t, root)
 	}
 	a.wg.Add(1)

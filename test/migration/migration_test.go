@@ -65,6 +65,10 @@ type scenario struct {
 	dir        string
 	cp         *controlPlane
 	workerRoot string
+	// workerPath, when the worker runs a real kubelet (realWorker), is the
+	// PATH under which its node step finds the node's systemctl.
+	workerPath string
+	realWorker bool
 	planPath   string
 	plan       *migrate.MigrationPlan
 	originals  map[string]map[string]string // root -> file -> bytes
@@ -87,7 +91,7 @@ func TestMigrateFromInTree(t *testing.T) {
 
 	t.Log("an in-tree kubeadm 1.26 cluster: kube-controller-manager --cloud-provider=aws from its manifest")
 	registerInTreeNode(t, cpNode, "us-east-1a", cpID, cpIP, true)
-	registerInTreeNode(t, workNode, "us-east-1b", workID, "10.0.2.20", false)
+	s.startWorker(t)
 	_, err := env.kube.CoreV1().ConfigMaps("kube-system").Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "kubeadm-config", Namespace: "kube-system"},
 		Data:       map[string]string{"ClusterConfiguration": kubeadmClusterConfiguration},
@@ -96,14 +100,9 @@ func TestMigrateFromInTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.cp = startControlPlaneNode(t)
-	s.workerRoot = nodeRoot(t, "kubeadm-worker", nil)
 	// The control-plane host is named as its Node (Amazon Linux); the
-	// worker's host name is short (Ubuntu), so its in-tree kubelet labels
-	// its Node with it: an external kubelet needs --hostname-override to
-	// keep the Node, and --node-labels to keep the label.
+	// worker's is short (Ubuntu): see startWorker.
 	writeFile(t, filepath.Join(s.cp.root, "etc", "hostname"), []byte(cpNode+"\n"))
-	writeFile(t, filepath.Join(s.workerRoot, "etc", "hostname"), []byte(shortName(workNode)+"\n"))
-	setHostnameLabel(t, workNode, shortName(workNode))
 	s.originals = map[string]map[string]string{s.cp.root: readTree(t, s.cp.root), s.workerRoot: readTree(t, s.workerRoot)}
 	waitFor(t, 90*time.Second, "kube-controller-manager to lead", func(ctx context.Context) (bool, error) {
 		h := kcmLeaseHolder(ctx)
@@ -174,7 +173,7 @@ func (s *scenario) testApplyKillResume(t *testing.T) {
 		t.Skip("no plan")
 	}
 	ccm := startCCMKubelet(t)
-	agent := startNodeAgent(t, s.plan, map[string]string{cpNode: s.cp.root, workNode: s.workerRoot})
+	agent := s.startAgent(t)
 	nodeWatch := watchNodeChanges(t)
 	start := time.Now()
 
@@ -334,8 +333,10 @@ func (s *scenario) testApplyKillResume(t *testing.T) {
 	if _, err := env.kube.RbacV1().Roles("kube-system").Get(context.Background(), migrate.MigrationRoleName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Role %s is left after finalize: %v", migrate.MigrationRoleName, err)
 	}
-	if _, err := env.kube.CoreV1().ConfigMaps("kube-system").Get(context.Background(), migrate.ReportsName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("ConfigMap %s is left after finalize: %v", migrate.ReportsName, err)
+	for _, name := range migrate.ReportConfigMaps() {
+		if _, err := env.kube.CoreV1().ConfigMaps("kube-system").Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("ConfigMap %s is left after finalize: %v", name, err)
+		}
 	}
 	if ccm.Starts() < 2 {
 		t.Errorf("the CCM was started %d times; finalize restarts it without leader migration", ccm.Starts())
@@ -374,7 +375,7 @@ func (s *scenario) testRollback(t *testing.T) {
 		t.Skip("no plan")
 	}
 	startCCMKubelet(t)
-	startNodeAgent(t, s.plan, map[string]string{cpNode: s.cp.root, workNode: s.workerRoot})
+	s.startAgent(t)
 	start := time.Now()
 	out, err := ctl(context.Background(), s.adminArgs("migrate-from-intree", "rollback", "--plan", s.planPath, "--approve", "--poll-interval", "250ms")...)
 	s.transcript.WriteString("$ awsccmctl migrate-from-intree rollback --plan plan.yaml --approve\n" + out + "\n")
@@ -435,7 +436,7 @@ func (s *scenario) testTrapC(t *testing.T) {
 		t.Skip("no plan")
 	}
 	startCCMKubelet(t)
-	agent := startNodeAgent(t, s.plan, map[string]string{cpNode: s.cp.root, workNode: s.workerRoot})
+	agent := s.startAgent(t)
 	manifest := filepath.Join(s.cp.root, "etc", "kubernetes", "manifests", "kube-controller-manager.yaml")
 	savedCh := make(chan []byte, 1)
 	agent.setOverride(func(step, phase string) bool {
