@@ -18,6 +18,14 @@
 # (added in 1.28; the v1.26 above lacks it), to validate the v1beta3
 # configuration awsccmctl writes for clusters before 1.31.
 #
+# And kops-check (hack/tools/kops: kops v1.31.0's own validation and CCM
+# add-on, offline) into $TESTBED_BIN/kops-check, for test/kops, which runs
+# the plan's kops edits through it. Cold: about 5 minutes on 2 cores and
+# 2.8 GB of memory at its peak (kops pulls in every cloud's SDK), so it is
+# built last and alone; reused while its stamp (the kops version and a hash
+# of the tool's sources and go.sum) matches. TESTBED_KOPS=0 skips it (test/kops then
+# skips, or fails when $CI is set).
+#
 # Output: $TESTBED_BIN (default: <repo>/_output/testbed/bin)
 set -euo pipefail
 
@@ -95,6 +103,23 @@ build_legacy() {
 	echo "$LEGACY_VERSION" >"$BIN/$rel.version"
 }
 
+# build_kops_check: hack/tools/kops's kops-check into BIN/kops-check. The
+# stamp covers the checker's sources too, so an edit of it rebuilds it.
+build_kops_check() {
+	local dir=$ROOT/hack/tools/kops
+	local kops_version sum stamp
+	kops_version=$(sed -n 's/^require k8s.io\/kops \(v.*\)$/\1/p; s/^\tk8s.io\/kops \(v[^ ]*\)$/\1/p' "$dir/go.mod")
+	sum=$(cd "$dir" && cat go.mod go.sum cmd/kops-check/*.go | sha256sum | cut -c1-12)
+	stamp="kops $kops_version checker $sum"
+	if stamp_ok kops-check "$stamp"; then
+		echo "kops-check ($stamp): cached"
+		return
+	fi
+	echo "kops-check ($stamp): building (about 5 minutes on 2 cores when the Go caches are cold)"
+	(cd "$dir" && go build -trimpath -ldflags "-s -w" -o "$BIN/kops-check" ./cmd/kops-check)
+	echo "$stamp" >"$BIN/kops-check.version"
+}
+
 build_etcd() {
 	if stamp_ok etcd "$ETCD_VERSION"; then
 		echo "etcd $ETCD_VERSION: cached"
@@ -116,5 +141,9 @@ if [ "${TESTBED_LEGACY:-1}" != 0 ]; then
 	# migration (internal/testbed/realkubelet): about 3 minutes more warm.
 	build_legacy kubelet
 	build_legacy fakecri ./fakecri
+fi
+# Last, after every other build has finished: the largest of them.
+if [ "${TESTBED_KOPS:-1}" != 0 ]; then
+	build_kops_check
 fi
 echo "test bed binaries in $BIN"

@@ -27,10 +27,10 @@ type Cluster struct {
 	APIServer []staticPodFlags
 	// KCMVersion is the kube-controller-manager image's version tag.
 	KCMVersion string
-	// Kubeadm: the kube-system/kubeadm-config ConfigMap exists.
+	// Kubeadm: the kube-system/kubeadm-config ConfigMap exists. Whether
+	// the cluster is kubeadm's or kops' is decided from it and every
+	// control-plane Pod's labels together (distribution).
 	Kubeadm bool
-	// Kops: the control-plane Pods carry kops' labels.
-	Kops bool
 	// Nodes are every Node.
 	Nodes []corev1.Node
 	// LoadBalancers maps "namespace/name" of each LoadBalancer Service to its
@@ -56,7 +56,6 @@ func Discover(ctx context.Context, client kubernetes.Interface) (*Cluster, error
 		return nil, err
 	}
 	for _, k := range c.KCM {
-		c.Kops = c.Kops || k.Kops
 		c.KCMVersion = nodefiles.ImageVersion(k.Image)
 	}
 	_, err = client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, kubeadmConfigName, metav1.GetOptions{})
@@ -122,6 +121,9 @@ func (c *Cluster) controlPlaneNodes() []string {
 	return slices.Compact(out)
 }
 
+// defaultWorkerGroup holds the workers no kops instance group names.
+const defaultWorkerGroup = "workers"
+
 // nodeGroups groups the kubelets to switch: the control plane first, then
 // workers by kops instance group, or all together.
 func (c *Cluster) nodeGroups() []NodeGroup {
@@ -135,9 +137,9 @@ func (c *Cluster) nodeGroups() []NodeGroup {
 			cp = append(cp, n.Name)
 			continue
 		}
-		g := n.Labels["kops.k8s.io/instancegroup"]
+		g := n.Labels[kopsInstanceGroupLabel]
 		if g == "" {
-			g = "workers"
+			g = defaultWorkerGroup
 		}
 		groups[g] = append(groups[g], n.Name)
 	}

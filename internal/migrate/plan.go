@@ -128,8 +128,28 @@ type NodeGroup struct {
 
 // KopsInstructions replace the node phases on kops clusters.
 type KopsInstructions struct {
+	// ClusterName is the kops cluster every command names (--name).
+	ClusterName string `json:"clusterName,omitempty"`
+	// ClusterSpecEdits say what each step sets, for people.
 	ClusterSpecEdits []string `json:"clusterSpecEdits"`
-	Commands         []string `json:"commands"`
+	// Commands are every edit's commands, in order.
+	Commands []string `json:"commands"`
+	// Edits are the same per plan step, in the plan's order, for tools: the
+	// `kops edit cluster --set` values each step applies on top of the
+	// earlier steps' edits, and its commands (the edit, then the update and
+	// rolling update that take it to the cluster).
+	Edits []KopsEdit `json:"edits,omitempty"`
+}
+
+// KopsEdit is one plan step's cluster-spec edit on a kops cluster.
+type KopsEdit struct {
+	// Step is the plan step the edit does.
+	Step string `json:"step"`
+	// Set are `kops edit cluster --set` values, spec.<path>=<value>, paths
+	// as kops' --set takes them.
+	Set []string `json:"set,omitempty"`
+	// Commands run it, in order.
+	Commands []string `json:"commands"`
 }
 
 // Runs says where a step's action happens.
@@ -213,6 +233,7 @@ func (p *MigrationPlan) Validate() error {
 		add("spec.steps: %s does not run %s in this order (want %s); write a new plan with `migrate-from-intree plan`",
 			strings.Join(names, ", "), p.Spec.Mode, strings.Join(want, ", "))
 	}
+	errs = append(errs, p.validateKops()...)
 	if p.Spec.Handover.GateBound.Duration <= 0 && p.Spec.Mode == ModeLeaderMigration {
 		add("spec.handover.gateBound: must be positive")
 	}

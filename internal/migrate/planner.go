@@ -86,13 +86,9 @@ func BuildPlan(c *Cluster, o PlanOptions) (*MigrationPlan, error) {
 		refuse("no kube-controller-manager mirror Pod in kube-system: the control plane is managed (EKS) or not run by kubelets of this cluster, so there are no flags to change",
 			"a managed control plane moves off the in-tree provider with the provider's own upgrade; for a self-hosted control plane run elsewhere, do the migration by hand (docs/migrate-from-intree.md)")
 	}
-	dist := DistributionKubeadm
-	switch {
-	case c.Kops:
-		dist = DistributionKops
-	case !c.Kubeadm && len(c.KCM) > 0:
-		refuse("the control plane is neither kubeadm's (no kube-system/kubeadm-config) nor kops' (no k8s-app labels on its static Pods)",
-			"migrate-from-intree edits kubeadm and kops static Pods only; see docs/migrate-from-intree.md for the manual sequence")
+	dist, layoutRefusal := c.distribution()
+	if layoutRefusal != nil {
+		refusals = append(refusals, *layoutRefusal)
 	}
 	cp := c.controlPlaneNodes()
 	if len(c.KCM) > 0 {
@@ -184,10 +180,12 @@ func BuildPlan(c *Cluster, o PlanOptions) (*MigrationPlan, error) {
 	for _, svc := range slices.Sorted(maps.Keys(c.LoadBalancers)) {
 		p.Spec.LoadBalancers = append(p.Spec.LoadBalancers, LoadBalancer{Service: svc, Hostname: c.LoadBalancers[svc]})
 	}
-	if dist == DistributionKops {
-		p.Spec.Kops = kopsInstructions()
-	}
 	p.Spec.Steps = planSteps(p, o)
+	if dist == DistributionKops {
+		if p.Spec.Kops, err = kopsInstructions(p); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.Validate(); err != nil {
 		return nil, errors.Join(errors.New("the plan does not validate (a bug)"), err)
 	}
@@ -229,20 +227,4 @@ func preflightRefusals(r *preflight.Report) []Refusal {
 		out = append(out, Refusal{Reason: fmt.Sprintf("preflight %s failed: %s", f.ID, f.Message), WayOut: way})
 	}
 	return out
-}
-
-func kopsInstructions() *KopsInstructions {
-	return &KopsInstructions{
-		ClusterSpecEdits: []string{
-			"kcm-leader-migration: spec.kubeControllerManager.enableLeaderMigration: true",
-			"cut-over: spec.kubeControllerManager.enableLeaderMigration: false; spec.kubeControllerManager.cloudProvider: external; spec.cloudControllerManager: {cloudProvider: aws, enableLeaderMigration: true}",
-			"finalize: spec.cloudControllerManager.enableLeaderMigration: false",
-		},
-		Commands: []string{
-			"kops edit cluster --set=cluster.spec.kubeControllerManager.enableLeaderMigration=true",
-			"kops update cluster --yes && kops rolling-update cluster --instance-group-roles=control-plane --yes",
-			"kops edit cluster --set=cluster.spec.kubeControllerManager.enableLeaderMigration=false --set=cluster.spec.cloudControllerManager.enableLeaderMigration=true",
-			"kops update cluster --yes && kops rolling-update cluster --yes",
-		},
-	}
 }

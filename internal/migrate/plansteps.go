@@ -19,7 +19,7 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 	kops := p.Spec.Cluster.Distribution == DistributionKops
 	nodeAction := func(phase, what string) string {
 		if kops {
-			return what + " (kops: the cluster-spec edit and commands in spec.kops; nodeup rewrites the node files)"
+			return what + " (kops: this step's cluster-spec edit and commands in spec.kops.edits; nodeup rewrites the node files)"
 		}
 		return fmt.Sprintf("%s: on each node run `awsccmctl migrate-from-intree node --phase %s --kubeconfig <a kubeconfig allowed to write kube-system/%s>`%s", what, phase, ReportsName, orderNote(phase))
 	}
@@ -154,7 +154,7 @@ func planSteps(p *MigrationPlan, o PlanOptions) []Step {
 // ccmAction: kops runs its own CCM addon, from the cluster spec.
 func ccmAction(kops bool, what string) string {
 	if kops {
-		return "kops: the spec.cloudControllerManager edit in spec.kops and `kops update cluster --yes` (kops' own CCM addon); apply waits at the gate"
+		return "kops: this step's spec.cloudControllerManager edit in spec.kops.edits and `kops update cluster --yes` (kops' own CCM addon); apply waits at the gate"
 	}
 	return what
 }

@@ -24,6 +24,9 @@ const (
 	KubeadmBinary = "kubeadm"
 	// KubeControllerManagerBinary is built only for LegacyVersion (Legacy).
 	KubeControllerManagerBinary = "kube-controller-manager"
+	// KopsCheckBinary is kops v1.31.0's validation and CCM add-on,
+	// offline (hack/tools/kops), for test/kops (Tool).
+	KopsCheckBinary = "kops-check"
 )
 
 // LegacyVersion is the Kubernetes version of the second, older pair of
