@@ -143,7 +143,7 @@ func TestNodeReportsDoNotConflict(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	reports, err := readNodeReports(ctx, admin)
+	reports, err := ReadNodeReports(ctx, admin)
 	if err != nil {
 		t.Fatal(err)
 	}

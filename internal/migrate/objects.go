@@ -73,7 +73,7 @@ func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 				},
 			})
 	}
-	for _, name := range reportShardNames() {
+	for _, name := range ReportConfigMaps() {
 		objs = append(objs, &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: meta(name),
@@ -85,7 +85,7 @@ func migrationRBAC(p *MigrationPlan) ([]*unstructured.Unstructured, error) {
 			ObjectMeta: meta(ReportsRoleName),
 			Rules: []rbacv1.PolicyRule{{
 				APIGroups: []string{""}, Resources: []string{"configmaps"},
-				ResourceNames: reportShardNames(), Verbs: []string{"get", "patch"},
+				ResourceNames: ReportConfigMaps(), Verbs: []string{"get", "patch"},
 			}, {
 				// Read only: a node tells which Leases its
 				// kube-controller-manager holds before it restarts it.

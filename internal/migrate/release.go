@@ -73,7 +73,7 @@ func departedHolders(reports map[string]NodeReport, held map[string]lease, since
 // what it released. The update is conditional on the Lease's
 // resourceVersion: a Lease that a candidate took in between is left alone.
 func (e *env) releaseDeparted(ctx context.Context) ([]release, error) {
-	reports, err := readNodeReports(ctx, e.client)
+	reports, err := ReadNodeReports(ctx, e.client)
 	if err != nil {
 		return nil, err
 	}

@@ -92,15 +92,7 @@ func reportShardName(i int) string {
 }
 
 // ReportConfigMaps are the names of every ConfigMap of the reports.
-func ReportConfigMaps() []string { return reportShardNames() }
-
-// ReadNodeReports returns every node's newest report, by node name.
-func ReadNodeReports(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, error) {
-	return readNodeReports(ctx, client)
-}
-
-// reportShardNames are the names of every ConfigMap of the reports.
-func reportShardNames() []string {
+func ReportConfigMaps() []string {
 	out := make([]string, ReportShards)
 	for i := range out {
 		out[i] = reportShardName(i)
@@ -152,20 +144,20 @@ func WriteNodeReport(ctx context.Context, client kubernetes.Interface, r NodeRep
 	return name, nil
 }
 
-// readNodeReports returns the reports by node name, from every ConfigMap
+// ReadNodeReports returns the reports by node name, from every ConfigMap
 // of the reports (the newest where a node has two: an older version's in
 // ReportsName).
-func readNodeReports(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, error) {
+func ReadNodeReports(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, error) {
 	out, _, err := readNodeReportsFound(ctx, client)
 	return out, err
 }
 
-// readNodeReportsFound is readNodeReports, and whether ReportsName exists
+// readNodeReportsFound is ReadNodeReports, and whether ReportsName exists
 // (finalize's gate deletes them all).
 func readNodeReportsFound(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, bool, error) {
 	out := map[string]NodeReport{}
 	found := false
-	for i, name := range reportShardNames() {
+	for i, name := range ReportConfigMaps() {
 		cm, err := client.CoreV1().ConfigMaps(Namespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue

@@ -63,7 +63,7 @@ func fullReport(node string) NodeReport {
 	now := time.Date(2026, 11, 28, 2, 0, 0, 123456000, time.UTC)
 	m := metav1.NewMicroTime(now)
 	return NodeReport{Node: node, Phase: PhaseKubeletExternal, Time: m, Changed: []string{"/var/lib/kubelet/kubeadm-flags.env"},
-		Kubelet: &kubeletrun.Running{PID: 123456, StartTime: 1234567890, Started: now, CloudProvider: providerExternal, HostnameOverride: node, Healthz: "ok"},
+		Kubelet:          &kubeletrun.Running{PID: 123456, StartTime: 1234567890, Started: now, CloudProvider: providerExternal, HostnameOverride: node, Healthz: "ok"},
 		KubeletRestarted: true, KubeletFilesCloudProvider: providerExternal, KubeletFilesModified: &m, KubeletNodeName: node}
 }
 
@@ -98,7 +98,7 @@ func TestReportsOfAnOlderLayout(t *testing.T) {
 	// The shards appear (apply of this version); a newer report goes to
 	// the node's own and wins over the old one.
 	oldRole = false
-	for _, name := range reportShardNames()[1:] {
+	for _, name := range ReportConfigMaps()[1:] {
 		if _, err := cs.CoreV1().ConfigMaps(Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

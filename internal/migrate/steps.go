@@ -149,7 +149,7 @@ func deleteRBAC(ctx context.Context, e *env, _ *Step) error {
 		del("RoleBinding", name, func() error { return rbac.RoleBindings(Namespace).Delete(ctx, name, opts) })
 		del("Role", name, func() error { return rbac.Roles(Namespace).Delete(ctx, name, opts) })
 	}
-	for _, name := range reportShardNames() {
+	for _, name := range ReportConfigMaps() {
 		del("ConfigMap", name, func() error { return e.client.CoreV1().ConfigMaps(Namespace).Delete(ctx, name, opts) })
 	}
 	return errors.Join(errs...)

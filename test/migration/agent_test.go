@@ -61,13 +61,8 @@ type pacing struct {
 	OnRun func(what string)
 }
 
-func startNodeAgent(t *testing.T, plan *migrate.MigrationPlan, roots map[string]string) *nodeAgent {
-	t.Helper()
-	return startPacedNodeAgent(t, plan, roots, nil)
-}
-
-// startPacedNodeAgent is startNodeAgent at a person's pace (nil: machine
-// speed, the plan's node order).
+// startPacedNodeAgent starts a nodeAgent on roots at a person's pace (nil:
+// machine speed, the plan's node order).
 func startPacedNodeAgent(t *testing.T, plan *migrate.MigrationPlan, roots map[string]string, p *pacing) *nodeAgent {
 	t.Helper()
 	return startNodeAgentWith(t, plan, roots, p, nil)
@@ -304,7 +299,7 @@ func (s *scenario) checkKubeletsSwitched(t *testing.T, applyOut string, a *nodeA
 		}
 		if node == workNode {
 			flags, _ := os.ReadFile(filepath.Join(root, "var", "lib", "kubelet", "kubeadm-flags.env"))
-			if want := "kubernetes.io/hostname=" + shortName(workNode); !strings.Contains(string(flags), want) {
+			if want := "kubernetes.io/hostname=" + workHost; !strings.Contains(string(flags), want) {
 				t.Errorf("%s's kubelet flags keep no %s: %s", node, want, flags)
 			}
 		}

@@ -316,12 +316,6 @@ func kcmLeaseHolder(ctx context.Context) string {
 	return *l.Spec.HolderIdentity
 }
 
-// shortName is a host name without its domain (ip-10-0-2-20).
-func shortName(fqdn string) string {
-	short, _, _ := strings.Cut(fqdn, ".")
-	return short
-}
-
 // setHostnameLabel gives a Node the kubernetes.io/hostname label its
 // kubelet sets from its host's name.
 func setHostnameLabel(t *testing.T, node, value string) {

@@ -23,6 +23,7 @@ const (
 	cpID      = "i-0a1b2c3d4e5f60001"
 	cpIP      = "10.0.1.10"
 	workNode  = "ip-10-0-2-20.ec2.internal" // i-0a1b2c3d4e5f60002, us-east-1b
+	workHost  = "ip-10-0-2-20"              // its host name, Ubuntu style
 	workID    = "i-0a1b2c3d4e5f60002"
 )
 

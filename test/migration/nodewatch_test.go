@@ -87,6 +87,8 @@ func (w *nodeChanges) record(typ watch.EventType, n *corev1.Node) {
 			}
 		}
 		w.last[n.Name] = n
+	case watch.Bookmark, watch.Error:
+		// Progress marks and a closed watch, which run starts again.
 	}
 }
 

@@ -29,8 +29,8 @@ func (s *scenario) startWorker(t *testing.T) {
 		s.transcript.WriteString("worker: a kubelet stand-in (" + why + ")\n")
 		registerInTreeNode(t, workNode, "us-east-1b", workID, "10.0.2.20", false)
 		s.workerRoot = nodeRoot(t, "kubeadm-worker", nil)
-		writeFile(t, filepath.Join(s.workerRoot, "etc", "hostname"), []byte(shortName(workNode)+"\n"))
-		setHostnameLabel(t, workNode, shortName(workNode))
+		writeFile(t, filepath.Join(s.workerRoot, "etc", "hostname"), []byte(workHost+"\n"))
+		setHostnameLabel(t, workNode, workHost)
 		return
 	}
 	imds, err := env.aws.IMDSFor(workID)
@@ -40,7 +40,7 @@ func (s *scenario) startWorker(t *testing.T) {
 	e := awsemu.IMDSEnvFor(env.awsURL)
 	e["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = imds
 	n := realkubelet.Start(t, realkubelet.Options{
-		ControlPlane: env.cp, NodeName: workNode, Hostname: shortName(workNode), Env: e.List(),
+		ControlPlane: env.cp, NodeName: workNode, Hostname: workHost, Env: e.List(),
 		CloudConfig: realkubelet.InTreeCloudConfig(clusterID, region, env.awsURL),
 	})
 	s.workerRoot, s.realWorker = n.Root, true

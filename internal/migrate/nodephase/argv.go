@@ -48,7 +48,6 @@ func removeItem(name, item string) flagOp {
 	return flagOp{kind: opRemoveItem, name: name, value: item}
 }
 
-//nolint:unparam // a flag-op constructor beside removeItem; one list flag uses it today
 func addItem(name, item string) flagOp { return flagOp{kind: opAddItem, name: name, value: item} }
 
 // editKind is a kind of token edit.

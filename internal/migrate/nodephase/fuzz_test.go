@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +49,14 @@ func FuzzEditArgv(f *testing.F) {
 			case opRemove:
 				if flags.Has(op.name) {
 					t.Fatalf("%q still has --%s", out, op.name)
+				}
+			case opAddItem:
+				found := false
+				for _, v := range flags.Values(op.name) {
+					found = found || slices.Contains(strings.Split(v, ","), op.value)
+				}
+				if !found {
+					t.Fatalf("%q lacks %s in --%s", out, op.value, op.name)
 				}
 			case opRemoveItem:
 				for _, v := range flags.Values(op.name) {
