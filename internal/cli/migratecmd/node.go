@@ -75,7 +75,7 @@ its health.`,
 	f.StringVar(&o.Phase, "phase", "", "control-plane-leader-migration, control-plane-external, kubelet-external or restore")
 	f.StringVar(&o.Scope, "scope", "", "with --phase restore: control-plane or kubelet (default: everything)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the diff, write nothing")
-	f.StringVar(&o.NodeName, "node-name", "", "this node's Node name in reports (default: the host name)")
+	f.StringVar(&o.NodeName, "node-name", "", "this node's Node name in reports (default: the name in the kubelet's client certificate, system:node:<name> in /var/lib/kubelet/pki/kubelet-client-current.pem, else the host name)")
 	f.StringVar(&o.ProviderID, "provider-id", "", "kubelet-external: also set --provider-id (aws:///<zone>/<instance-id>)")
 	f.StringVar(&o.HostnameOverride, "hostname-override", "", "kubelet-external: also set --hostname-override (keep the Node's name)")
 	f.DurationVar(&o.Wait, "wait", o.Wait, "how long to wait for the local kube-controller-manager after a control-plane phase, and for the restarted kubelet (0: do not wait)")
@@ -110,7 +110,7 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 	}
 	name := o.NodeName
 	if name == "" {
-		name, _ = os.Hostname()
+		name = defaultNodeName(o.Root)
 	}
 	// Before the manifest changes: which local process holds which Lease,
 	// so that its exit can be reported and the Lease released at once.

@@ -2,6 +2,8 @@ package migratecmd
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"os"
@@ -123,5 +125,52 @@ func orUnknown(s string) string {
 func sayIdentity(w io.Writer, id identityFlags) {
 	for _, why := range id.Why {
 		fmt.Fprintln(w, "kubelet-external adds "+why)
+	}
+}
+
+// kubeletClientCert is where kubeadm's kubelet keeps its rotated client
+// certificate, whose subject is system:node:<its Node's name>.
+const kubeletClientCert = "/var/lib/kubelet/pki/kubelet-client-current.pem"
+
+// defaultNodeName is the Node name the node's kubelet authenticates as:
+// the common name system:node:<name> of its client certificate. On the
+// in-tree provider the Node is named after the instance's private DNS name,
+// which the host name often is not, so the host name is the last resort.
+func defaultNodeName(root string) string {
+	if name := nodeNameFromCert(filepath.Join(root, kubeletClientCert)); name != "" {
+		return name
+	}
+	if name := hostNameOf(root); name != "" {
+		return name
+	}
+	name, _ := os.Hostname()
+	return name
+}
+
+// nodeNameFromCert reads the first certificate of a PEM file and returns
+// <name> of its system:node:<name> common name ("" otherwise).
+func nodeNameFromCert(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			return ""
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return ""
+		}
+		name, ok := strings.CutPrefix(c.Subject.CommonName, "system:node:")
+		if !ok {
+			return ""
+		}
+		return name
 	}
 }

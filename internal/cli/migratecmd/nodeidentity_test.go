@@ -3,11 +3,19 @@ package migratecmd
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,5 +98,40 @@ func writeHostname(t *testing.T, root, name string) {
 	}
 	if err := os.WriteFile(filepath.Join(root, "etc", "hostname"), []byte(name), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDefaultNodeName: the Node name comes from the kubelet's client
+// certificate (its key may come first in the file), else the host name.
+func TestDefaultNodeName(t *testing.T) {
+	root := t.TempDir()
+	writeHostname(t, root, "ip-10-0-1-10\n")
+	if got := defaultNodeName(root); got != "ip-10-0-1-10" {
+		t.Errorf("without a certificate: %q, want the host name", got)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "system:node:ip-10-0-1-10.ec2.internal", Organization: []string{"system:nodes"}},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemFile := append(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
+	p := filepath.Join(root, filepath.FromSlash(kubeletClientCert))
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, pemFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := defaultNodeName(root); got != "ip-10-0-1-10.ec2.internal" {
+		t.Errorf("with the kubelet's certificate: %q, want ip-10-0-1-10.ec2.internal", got)
 	}
 }
