@@ -326,6 +326,15 @@ func (s *scenario) testApplyKillResume(t *testing.T) {
 	for _, c := range changes {
 		t.Errorf("a Node changed during the move: %s", c)
 	}
+	// Nodes stay Ready across their kubelet's restart: not Ready, if at
+	// all, for less than the Ready guard's bound.
+	notReady := nodeWatch.NotReady()
+	fmt.Fprintf(&s.transcript, "Node not-Ready episodes from apply to finalize: %d %v\n", len(notReady), notReady)
+	for _, e := range notReady {
+		if e.To.Sub(e.From) >= 90*time.Second {
+			t.Errorf("%s: longer than the Ready guard's 90 s", e)
+		}
+	}
 	if _, err := env.kube.CoordinationV1().Leases("kube-system").Get(context.Background(), leadermigration.LeaseName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the migration lease is left: %v", err)
 	}

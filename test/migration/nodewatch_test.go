@@ -25,8 +25,25 @@ type nodeChanges struct {
 	last    map[string]*corev1.Node
 	changes []string
 	writes  int
-	cancel  context.CancelFunc
-	done    chan struct{}
+	// notReady are the episodes in which a Node's Ready condition was not
+	// True, as its versions showed them; notReadySince the open ones.
+	notReady      []notReadyEpisode
+	notReadySince map[string]notReadyEpisode
+	cancel        context.CancelFunc
+	done          chan struct{}
+}
+
+// notReadyEpisode is a time a Node was not Ready: from its Ready
+// condition's transition to the first version Ready again (open: to the
+// watch's end).
+type notReadyEpisode struct {
+	Node     string
+	Why      string
+	From, To time.Time
+}
+
+func (e notReadyEpisode) String() string {
+	return fmt.Sprintf("%s not Ready for %s from %s (%s)", e.Node, e.To.Sub(e.From).Round(time.Millisecond), e.From.UTC().Format("15:04:05.000"), e.Why)
 }
 
 func watchNodeChanges(t *testing.T) *nodeChanges {
@@ -37,7 +54,7 @@ func watchNodeChanges(t *testing.T) *nodeChanges {
 		cancel()
 		t.Fatal(err)
 	}
-	w := &nodeChanges{last: map[string]*corev1.Node{}, cancel: cancel, done: make(chan struct{})}
+	w := &nodeChanges{last: map[string]*corev1.Node{}, notReadySince: map[string]notReadyEpisode{}, cancel: cancel, done: make(chan struct{})}
 	for i := range list.Items {
 		w.last[list.Items[i].Name] = &list.Items[i]
 	}
@@ -69,6 +86,7 @@ func (w *nodeChanges) run(ctx context.Context, rv string) {
 func (w *nodeChanges) record(typ watch.EventType, n *corev1.Node) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.readiness(n)
 	prev := w.last[n.Name]
 	switch typ {
 	case watch.Added:
@@ -89,6 +107,25 @@ func (w *nodeChanges) record(typ watch.EventType, n *corev1.Node) {
 		w.last[n.Name] = n
 	case watch.Bookmark, watch.Error:
 		// Progress marks and a closed watch, which run starts again.
+	}
+}
+
+// readiness opens a not-Ready episode at a version whose Ready condition is
+// not True, and closes it at the first one Ready again.
+func (w *nodeChanges) readiness(n *corev1.Node) {
+	open, isOpen := w.notReadySince[n.Name]
+	for _, c := range n.Status.Conditions {
+		if c.Type != corev1.NodeReady {
+			continue
+		}
+		switch {
+		case c.Status != corev1.ConditionTrue && !isOpen:
+			w.notReadySince[n.Name] = notReadyEpisode{Node: n.Name, Why: fmt.Sprintf("Ready=%s %s: %s", c.Status, c.Reason, c.Message), From: c.LastTransitionTime.Time}
+		case c.Status == corev1.ConditionTrue && isOpen:
+			open.To = c.LastTransitionTime.Time
+			w.notReady = append(w.notReady, open)
+			delete(w.notReadySince, n.Name)
+		}
 	}
 }
 
@@ -145,4 +182,17 @@ func (w *nodeChanges) Stop() ([]string, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.changes), w.writes
+}
+
+// NotReady returns the not-Ready episodes seen, the open ones ending now;
+// call it after Stop.
+func (w *nodeChanges) NotReady() []notReadyEpisode {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := slices.Clone(w.notReady)
+	for _, e := range w.notReadySince {
+		e.To = time.Now()
+		out = append(out, e)
+	}
+	return out
 }
