@@ -78,17 +78,7 @@ func TestGuards(t *testing.T) {
 				t.Fatalf("untouched cluster: %v", err)
 			}
 			tc.change(t, cs)
-			err = checkGuards(ctx, cs, b, nil, time.Now())
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("guards broke: %v", err)
-				}
-				return
-			}
-			var ge *GuardError
-			if !errors.As(err, &ge) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("checkGuards = %v, want a GuardError with %q", err, tc.want)
-			}
+			wantGuard(t, checkGuards(ctx, cs, b, nil, time.Now()), tc.want)
 		})
 	}
 }
@@ -163,17 +153,22 @@ func TestReadyGuard(t *testing.T) {
 				t.Fatal(err)
 			}
 			updateNode(t, cs, "w-1", tc.change)
-			err = checkGuards(ctx, cs, b, tc.restarting, now)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("guards broke: %v", err)
-				}
-				return
-			}
-			var ge *GuardError
-			if !errors.As(err, &ge) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("checkGuards = %v, want a GuardError with %q", err, tc.want)
-			}
+			wantGuard(t, checkGuards(ctx, cs, b, tc.restarting, now), tc.want)
 		})
+	}
+}
+
+// wantGuard: err is nil when want is empty, else a GuardError saying want.
+func wantGuard(t *testing.T, err error, want string) {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatalf("guards broke: %v", err)
+		}
+		return
+	}
+	var ge *GuardError
+	if !errors.As(err, &ge) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("checkGuards = %v, want a GuardError with %q", err, want)
 	}
 }
