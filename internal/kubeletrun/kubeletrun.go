@@ -99,6 +99,24 @@ type Running struct {
 // Healthy reports whether /healthz answered ok.
 func (r *Running) Healthy() bool { return r.Healthz == "ok" }
 
+// StartSlack is how much earlier than a moment a kubelet's start may look
+// and still count as after it: /proc gives the start in clock ticks after
+// a boot time known to the second.
+const StartSlack = 2 * time.Second
+
+// StartedBefore reports whether the kubelet surely started before t (its
+// files' last modification): then it runs older flags than they say.
+func (r *Running) StartedBefore(t time.Time) bool { return r.Started.Before(t.Add(-StartSlack)) }
+
+// ProviderName names a --cloud-provider value for people: "(none)" for
+// the absent one.
+func ProviderName(provider string) string {
+	if provider == "" {
+		return "(none)"
+	}
+	return provider
+}
+
 // Observe finds the kubelet listening on e.Port and reads what it runs.
 // The listener must be a kubelet (its program's base name): another
 // program on the port is an error naming it, not a kubelet that is down.

@@ -10,12 +10,6 @@ import (
 	"github.com/awsccmctl/awsccmctl/internal/kubeletrun"
 )
 
-// kubeletStartSlack is how much earlier than its files' modification a
-// kubelet's start may look and still count as started after the edit:
-// /proc gives the start in clock ticks after a boot time known to the
-// second.
-const kubeletStartSlack = 2 * time.Second
-
 // providerExternal is the kubelet's --cloud-provider after the move.
 const providerExternal = "external"
 
@@ -78,7 +72,7 @@ func kubeletProblem(r NodeReport, phase string) (string, bool) {
 	}
 	want := r.KubeletFilesCloudProvider
 	if phase == PhaseKubeletExternal && want != providerExternal {
-		return fmt.Sprintf("%s: the kubelet's files say --cloud-provider=%s after phase %s", r.Node, orNone(want), phase), false
+		return fmt.Sprintf("%s: the kubelet's files say --cloud-provider=%s after phase %s", r.Node, kubeletrun.ProviderName(want), phase), false
 	}
 	if k.CloudProvider == providerExternal && r.KubeletNodeName != "" && r.KubeletNodeName != r.Node {
 		return fmt.Sprintf("the external kubelet on %s registers as Node %q, not %q: it made a new Node, and %s gets no status; give it --hostname-override=%s (the node step's --hostname-override) and restart it",
@@ -87,22 +81,14 @@ func kubeletProblem(r NodeReport, phase string) (string, bool) {
 	switch {
 	case k.CloudProvider != want:
 		return fmt.Sprintf("%s: the running kubelet (pid %d) runs --cloud-provider=%s while its files say %s: restart it (systemctl restart kubelet) and run the node step again, or run it without --restart-kubelet=false",
-			r.Node, k.PID, orNone(k.CloudProvider), orNone(want)), false
-	case r.KubeletFilesModified != nil && k.Started.Before(r.KubeletFilesModified.Add(-kubeletStartSlack)):
+			r.Node, k.PID, kubeletrun.ProviderName(k.CloudProvider), kubeletrun.ProviderName(want)), false
+	case r.KubeletFilesModified != nil && k.StartedBefore(r.KubeletFilesModified.Time):
 		return fmt.Sprintf("%s: the running kubelet (pid %d) started at %s, before its files were edited at %s: it runs the old flags; restart it",
 			r.Node, k.PID, k.Started.UTC().Format(time.RFC3339), r.KubeletFilesModified.UTC().Format(time.RFC3339)), false
 	case !k.Healthy():
 		return fmt.Sprintf("%s: the kubelet (pid %d) answers /healthz: %s", r.Node, k.PID, k.Healthz), false
 	}
 	return "", false
-}
-
-// orNone names an absent --cloud-provider.
-func orNone(provider string) string {
-	if provider == "" {
-		return "(none)"
-	}
-	return provider
 }
 
 // runsExternal reports whether a node's report shows a healthy kubelet
@@ -144,7 +130,7 @@ func kubeletSummary(k *kubeletrun.Running) string {
 	if k == nil {
 		return ", no running kubelet seen"
 	}
-	return fmt.Sprintf(", kubelet pid %d --cloud-provider=%s healthz %s", k.PID, orNone(k.CloudProvider), k.Healthz)
+	return fmt.Sprintf(", kubelet pid %d --cloud-provider=%s healthz %s", k.PID, kubeletrun.ProviderName(k.CloudProvider), k.Healthz)
 }
 
 // listSome joins up to maxListed items and says how many more there are.

@@ -69,11 +69,12 @@ func departedHolders(reports map[string]NodeReport, held map[string]lease, since
 }
 
 // releaseDeparted releases the Leases still held by kube-controller-manager
-// processes that the node steps of the current step saw exit, and returns
+// processes that the node steps of the current step (on nodes) saw exit,
+// and returns
 // what it released. The update is conditional on the Lease's
 // resourceVersion: a Lease that a candidate took in between is left alone.
-func (e *env) releaseDeparted(ctx context.Context) ([]release, error) {
-	reports, err := ReadNodeReports(ctx, e.client)
+func (e *env) releaseDeparted(ctx context.Context, nodes []string) ([]release, error) {
+	reports, err := readNodeReportsOf(ctx, e.client, nodes)
 	if err != nil {
 		return nil, err
 	}

@@ -278,7 +278,7 @@ func TestReleaseDeparted(t *testing.T) {
 			}
 			var out bytes.Buffer
 			e := &env{client: cs, out: &out, stepStarted: relStep, now: func() time.Time { return relStep.Add(69 * time.Second) }}
-			done, err := e.releaseDeparted(ctx)
+			done, err := e.releaseDeparted(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -155,9 +156,29 @@ func ReadNodeReports(ctx context.Context, client kubernetes.Interface) (map[stri
 // readNodeReportsFound is ReadNodeReports, and whether ReportsName exists
 // (finalize's gate deletes them all).
 func readNodeReportsFound(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, bool, error) {
+	return readReportsIn(ctx, client, ReportConfigMaps())
+}
+
+// readNodeReportsOf reads only the ConfigMaps that can hold the reports of
+// nodes: theirs (reportShardOf) and ReportsName (an earlier version's
+// reports): a gate polling one node reads two ConfigMaps, not eight.
+func readNodeReportsOf(ctx context.Context, client kubernetes.Interface, nodes []string) (map[string]NodeReport, error) {
+	names := []string{ReportsName}
+	for _, n := range nodes {
+		if s := reportShardOf(n); !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	out, _, err := readReportsIn(ctx, client, names)
+	return out, err
+}
+
+// readReportsIn reads the reports of the named ConfigMaps (names[0] is
+// ReportsName, whose existence it reports), each node's newest.
+func readReportsIn(ctx context.Context, client kubernetes.Interface, names []string) (map[string]NodeReport, bool, error) {
 	out := map[string]NodeReport{}
 	found := false
-	for i, name := range ReportConfigMaps() {
+	for i, name := range names {
 		cm, err := client.CoreV1().ConfigMaps(Namespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue

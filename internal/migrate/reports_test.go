@@ -119,3 +119,27 @@ func TestReportsOfAnOlderLayout(t *testing.T) {
 		t.Errorf("without %s: found %v (%v), want not found (finalize removed them)", ReportsName, found, err)
 	}
 }
+
+// TestGatesReadTheirNodesShards: a gate over one node reads its node's
+// ConfigMap and ReportsName, not all eight, and finds its report.
+func TestGatesReadTheirNodesShards(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset()
+	for _, name := range ReportConfigMaps() {
+		if _, err := cs.CoreV1().ConfigMaps(Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node := "ip-10-0-1-10.ec2.internal"
+	if _, err := WriteNodeReport(ctx, cs, fullReport(node)); err != nil {
+		t.Fatal(err)
+	}
+	cs.ClearActions()
+	got, err := readNodeReportsOf(ctx, cs, []string{node})
+	if err != nil || got[node].Phase != PhaseKubeletExternal {
+		t.Fatalf("read %v (%v), want the node's report", got, err)
+	}
+	if n := len(cs.Actions()); n > 2 {
+		t.Errorf("%d reads for one node's report, want at most 2 (its ConfigMap and %s)", n, ReportsName)
+	}
+}

@@ -400,10 +400,12 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 				return last, err
 			}
 		}
-		if s.Runs == RunsNodes {
+		if s.Runs == RunsNodes && s.Phase != PhaseKubeletExternal {
 			// A node saw a Lease holder exit: release its Leases now
-			// rather than a lease duration later.
-			if _, err := e.releaseDeparted(ctx); err != nil {
+			// rather than a lease duration later. Only the control-plane
+			// phases restart a kube-controller-manager; a kubelet step
+			// over thousands of nodes reads no reports for it.
+			if _, err := e.releaseDeparted(ctx, s.Nodes); err != nil {
 				r.printf("  %v (the Lease will expire instead)", err)
 			}
 		}

@@ -115,11 +115,16 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 	// Before the manifest changes: which local process holds which Lease,
 	// so that its exit can be reported and the Lease released at once.
 	var local *migrate.LocalKCM
-	var reporter kubernetes.Interface
-	if !o.DryRun && kubeconfig != "" {
-		if reporter, err = reportClient(kubeconfig); err != nil {
+	// client reads this node's Node (kubelet-external, also in a dry run);
+	// reporter, the same client, writes the report (not in a dry run).
+	var client, reporter kubernetes.Interface
+	if kubeconfig != "" {
+		if client, err = reportClient(kubeconfig); err != nil {
 			return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
 		}
+	}
+	if !o.DryRun && client != nil {
+		reporter = client
 		if touchesKCM(phase, nodephase.Scope(o.Scope)) {
 			local, err = identifyLocalKCM(ctx, reporter, o.Root)
 			switch {
@@ -133,12 +138,6 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 	}
 	id := identityFlags{HostnameOverride: o.HostnameOverride}
 	if phase == nodephase.PhaseKubeletExternal {
-		var client kubernetes.Interface
-		if kubeconfig != "" {
-			if client, err = reportClient(kubeconfig); err != nil {
-				return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
-			}
-		}
 		if id, err = nodeIdentity(ctx, o.Root, name, o.HostnameOverride, client); err != nil {
 			return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
 		}
@@ -304,7 +303,7 @@ func settleKubelet(ctx context.Context, o nodeOptions, res *nodephase.Result) (k
 			reload = reload || kubeletrun.IsUnitFile(p)
 		}
 	}
-	stale := err == nil && (out.Running.CloudProvider != out.Want || out.Running.Started.Before(out.FilesModified.Add(-startTimeSlack)))
+	stale := err == nil && (out.Running.CloudProvider != out.Want || out.Running.StartedBefore(out.FilesModified))
 	if !o.RestartKubelet || (!changed && !stale) {
 		return out, err
 	}
@@ -328,11 +327,6 @@ func kubeletNodeName(r *kubeletrun.Running, root string) string {
 	}
 }
 
-// startTimeSlack is how much earlier than its files' modification a
-// kubelet's start may look: /proc gives the start in clock ticks after a
-// boot time known to the second.
-const startTimeSlack = 2 * time.Second
-
 // sayKubelet tells the operator what the running kubelet runs: editing its
 // flags changes nothing until it restarts.
 func sayKubelet(w io.Writer, want string, restart bool, r *migrate.NodeReport) {
@@ -348,18 +342,10 @@ func sayKubelet(w io.Writer, want string, restart bool, r *migrate.NodeReport) {
 		fmt.Fprintf(w, "restarted the kubelet (systemctl restart)\n")
 	}
 	fmt.Fprintf(w, "the running kubelet (pid %d, started %s) runs --cloud-provider=%s; /healthz: %s\n",
-		k.PID, k.Started.UTC().Format(time.RFC3339), orNone(k.CloudProvider), k.Healthz)
+		k.PID, k.Started.UTC().Format(time.RFC3339), kubeletrun.ProviderName(k.CloudProvider), k.Healthz)
 	if !restart && k.CloudProvider != want {
-		fmt.Fprintf(w, "its files say --cloud-provider=%s, and the kubelet reads them only when it restarts: restart it (systemctl daemon-reload && systemctl restart kubelet)\n", orNone(want))
+		fmt.Fprintf(w, "its files say --cloud-provider=%s, and the kubelet reads them only when it restarts: restart it (systemctl daemon-reload && systemctl restart kubelet)\n", kubeletrun.ProviderName(want))
 	}
-}
-
-// orNone names an absent --cloud-provider.
-func orNone(provider string) string {
-	if provider == "" {
-		return "none"
-	}
-	return provider
 }
 
 // identifyLocalKCM finds the local kube-controller-manager process and the

@@ -217,7 +217,7 @@ func TestNodeRestartLaterSwitchesTheKubelet(t *testing.T) {
 		!second.Kubelet.Healthy() || len(second.Changed) != 0 {
 		t.Errorf("second run: %+v (kubelet %+v), want nothing changed and a new healthy external kubelet", *second, *second.Kubelet)
 	}
-	if second.KubeletFilesModified == nil || second.Kubelet.Started.Before(second.KubeletFilesModified.Add(-startTimeSlack)) ||
+	if second.KubeletFilesModified == nil || second.Kubelet.StartedBefore(second.KubeletFilesModified.Time) ||
 		second.KubeletNodeName != "n1" || second.Kubelet.HostnameOverride != "n1" {
 		t.Errorf("second run: kubelet started %v, files modified %v, registers as %q (--hostname-override %q); want started after the edit, as n1",
 			second.Kubelet.Started, second.KubeletFilesModified, second.KubeletNodeName, second.Kubelet.HostnameOverride)
