@@ -326,6 +326,11 @@ func (s *scenario) testApplyKillResume(t *testing.T) {
 	for _, c := range changes {
 		t.Errorf("a Node changed during the move: %s", c)
 	}
+	if writes == 0 {
+		// The kubelets restarted and the CCM's status passes write Nodes:
+		// a watch that saw none saw nothing, and its 0 proves nothing.
+		t.Error("the Node watch saw no Node write from apply to finalize: it is not watching")
+	}
 	// Nodes stay Ready across their kubelet's restart: not Ready, if at
 	// all, for less than the Ready guard's bound.
 	notReady := nodeWatch.NotReady()
