@@ -53,7 +53,7 @@ func (e *env) kcmFlags(ctx context.Context) ([]staticPodFlags, []string, error) 
 // phase from each of nodes written since the step started, and the nodes
 // missing one.
 func (e *env) nodeReportsFor(ctx context.Context, nodes []string, phase string) (map[string]NodeReport, []string, error) {
-	all, err := readNodeReportsOf(ctx, e.client, nodes)
+	all, err := ReadNodeReportsOf(ctx, e.client, nodes)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -143,7 +143,7 @@ func TestNodeReportsDoNotConflict(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	reports, err := ReadNodeReports(ctx, admin)
+	reports, _, err := readNodeReportsFound(ctx, admin)
 	if err != nil {
 		t.Fatal(err)
 	}

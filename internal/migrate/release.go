@@ -74,7 +74,7 @@ func departedHolders(reports map[string]NodeReport, held map[string]lease, since
 // what it released. The update is conditional on the Lease's
 // resourceVersion: a Lease that a candidate took in between is left alone.
 func (e *env) releaseDeparted(ctx context.Context, nodes []string) ([]release, error) {
-	reports, err := readNodeReportsOf(ctx, e.client, nodes)
+	reports, err := ReadNodeReportsOf(ctx, e.client, nodes)
 	if err != nil {
 		return nil, err
 	}

@@ -145,24 +145,16 @@ func WriteNodeReport(ctx context.Context, client kubernetes.Interface, r NodeRep
 	return name, nil
 }
 
-// ReadNodeReports returns the reports by node name, from every ConfigMap
-// of the reports (the newest where a node has two: an older version's in
-// ReportsName).
-func ReadNodeReports(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, error) {
-	out, _, err := readNodeReportsFound(ctx, client)
-	return out, err
-}
-
-// readNodeReportsFound is ReadNodeReports, and whether ReportsName exists
+// readNodeReportsFound reads every node's newest report, and whether ReportsName exists
 // (finalize's gate deletes them all).
 func readNodeReportsFound(ctx context.Context, client kubernetes.Interface) (map[string]NodeReport, bool, error) {
 	return readReportsIn(ctx, client, ReportConfigMaps())
 }
 
-// readNodeReportsOf reads only the ConfigMaps that can hold the reports of
-// nodes: theirs (reportShardOf) and ReportsName (an earlier version's
+// ReadNodeReportsOf reads, by node name, the newest reports of nodes from
+// only the ConfigMaps that can hold them: theirs (reportShardOf) and ReportsName (an earlier version's
 // reports): a gate polling one node reads two ConfigMaps, not eight.
-func readNodeReportsOf(ctx context.Context, client kubernetes.Interface, nodes []string) (map[string]NodeReport, error) {
+func ReadNodeReportsOf(ctx context.Context, client kubernetes.Interface, nodes []string) (map[string]NodeReport, error) {
 	names := []string{ReportsName}
 	for _, n := range nodes {
 		if s := reportShardOf(n); !slices.Contains(names, s) {

@@ -135,7 +135,7 @@ func TestGatesReadTheirNodesShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs.ClearActions()
-	got, err := readNodeReportsOf(ctx, cs, []string{node})
+	got, err := ReadNodeReportsOf(ctx, cs, []string{node})
 	if err != nil || got[node].Phase != PhaseKubeletExternal {
 		t.Fatalf("read %v (%v), want the node's report", got, err)
 	}

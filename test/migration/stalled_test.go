@@ -108,7 +108,7 @@ func TestStalledHolderIsNotReported(t *testing.T) {
 // there is none).
 func nodeReport(t *testing.T, node string) *migrate.NodeReport {
 	t.Helper()
-	reports, err := migrate.ReadNodeReports(context.Background(), env.kube)
+	reports, err := migrate.ReadNodeReportsOf(context.Background(), env.kube, []string{node})
 	if err != nil {
 		t.Fatalf("read the reports: %v", err)
 	}
