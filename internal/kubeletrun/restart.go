@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/awsccmctl/awsccmctl/internal/procwatch"
@@ -22,7 +25,14 @@ type Systemd struct {
 	Systemctl string
 	// Unit is the kubelet's unit (UnitOf).
 	Unit string
+	// Root, when set, runs the host's own systemctl chrooted into this
+	// folder: the node command in a Pod sees the host's file system there,
+	// and its image has no systemctl (or the libraries one needs).
+	Root string
 }
+
+// chrootSystemctl are where a host keeps systemctl, as paths inside Root.
+var chrootSystemctl = []string{"/usr/bin/systemctl", "/bin/systemctl"}
 
 // UnitOf returns the systemd unit that starts the kubelet from the node
 // path of the unit file or drop-in holding its ExecStart=
@@ -100,9 +110,36 @@ func (s Systemd) run(ctx context.Context, args ...string) error {
 	}
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, prog, args...) //nolint:gosec // G204: systemctl from PATH, with the verbs above and the unit the kubelet's own files name
+	if s.Root != "" {
+		if err := s.chroot(cmd); err != nil {
+			return err
+		}
+		prog = "chroot " + s.Root + " " + cmd.Path
+	}
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s %s: %w: %s", prog, strings.Join(args, " "), err, strings.TrimSpace(out.String()))
 	}
 	return nil
+}
+
+// chroot makes cmd run the host's systemctl inside s.Root: the path is
+// looked up under Root (a program named in Systemctl is taken as a path
+// inside it), and the child chroots before it execs, so the host's loader
+// and libraries are the ones it finds.
+func (s Systemd) chroot(cmd *exec.Cmd) error {
+	candidates := chrootSystemctl
+	if s.Systemctl != "" {
+		candidates = []string{s.Systemctl}
+	}
+	for _, p := range candidates {
+		if st, err := os.Stat(filepath.Join(s.Root, p)); err == nil && !st.IsDir() {
+			cmd.Path, cmd.Err = p, nil
+			cmd.Args[0] = p
+			cmd.Dir = "/"
+			cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: s.Root}
+			return nil
+		}
+	}
+	return fmt.Errorf("no systemctl under %s (looked for %s): the host's root file system must be mounted there", s.Root, strings.Join(candidates, ", "))
 }

@@ -38,6 +38,11 @@ type nodeOptions struct {
 	// RestartKubelet restarts the kubelet with systemctl after a phase
 	// that changes its flags, or when it still runs other ones.
 	RestartKubelet bool
+	// KubeletCredentials reports with the kubelet's own kubeconfig, found
+	// through its flags under Root (the node command in a Pod).
+	KubeletCredentials bool
+	// ChrootSystemctl runs the host's systemctl chrooted into Root.
+	ChrootSystemctl bool
 }
 
 func newNodeCommand(streams Streams) *cobra.Command {
@@ -80,10 +85,15 @@ its health.`,
 	f.StringVar(&o.HostnameOverride, "hostname-override", "", "kubelet-external: also set --hostname-override (keep the Node's name)")
 	f.DurationVar(&o.Wait, "wait", o.Wait, "how long to wait for the local kube-controller-manager after a control-plane phase, and for the restarted kubelet (0: do not wait)")
 	f.BoolVar(&o.RestartKubelet, "restart-kubelet", o.RestartKubelet, "after kubelet-external or a restore of the kubelet, restart the kubelet with systemctl (daemon-reload first when a unit file changed) when its flags changed or it runs other ones, and wait for it to answer /healthz; false leaves the restart to you (hosts without systemd)")
+	f.BoolVar(&o.KubeletCredentials, "kubelet-credentials", false, "report with the kubelet's own credentials: the kubeconfig its flags name, read under --root (for the node command run in a Pod by `apply --node-runner=pods`)")
+	f.BoolVar(&o.ChrootSystemctl, "chroot-systemctl", false, "run the host's own systemctl chrooted into --root (for the node command run in a Pod that sees the host's file system at --root)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		format, err := streams.Output()
 		if err != nil {
 			return err
+		}
+		if o.KubeletCredentials && *kube.KubeConfig != "" {
+			return exitcode.UsageError(errors.New("--kubelet-credentials and --kubeconfig both name the credentials: pass one"))
 		}
 		return runNode(cmd.Context(), *o, *kube.KubeConfig, format, streams)
 	}
@@ -118,7 +128,14 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 	// client reads this node's Node (kubelet-external, also in a dry run);
 	// reporter, the same client, writes the report (not in a dry run).
 	var client, reporter kubernetes.Interface
-	if kubeconfig != "" {
+	switch {
+	case o.KubeletCredentials:
+		var path string
+		if client, path, err = kubeletCredentials(o.Root); err != nil {
+			return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
+		}
+		fmt.Fprintf(streams.Err, "reporting with the kubelet's credentials (%s)\n", path)
+	case kubeconfig != "":
 		if client, err = reportClient(kubeconfig); err != nil {
 			return &exitcode.Error{Code: exitcode.Unreachable, Err: err}
 		}
@@ -308,8 +325,18 @@ func settleKubelet(ctx context.Context, o nodeOptions, res *nodephase.Result) (k
 		return out, err
 	}
 	out.Restarted = true
-	out.Running, err = kubeletrun.Restart(ctx, fs, ep, kubeletrun.Systemd{Unit: kubeletrun.UnitOf(k.Unit)}, reload, out.Running, o.Wait)
+	out.Running, err = kubeletrun.Restart(ctx, fs, ep, systemdOf(o, k), reload, out.Running, o.Wait)
 	return out, err
+}
+
+// systemdOf is how the node's kubelet is restarted: its unit, with the
+// host's systemctl chrooted into the root when the command runs in a Pod.
+func systemdOf(o nodeOptions, k *nodefiles.Kubelet) kubeletrun.Systemd {
+	s := kubeletrun.Systemd{Unit: kubeletrun.UnitOf(k.Unit)}
+	if o.ChrootSystemctl {
+		s.Root = o.Root
+	}
+	return s
 }
 
 // kubeletNodeName is the Node name a kubelet without an in-tree provider
