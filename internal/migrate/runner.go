@@ -46,6 +46,9 @@ type Runner struct {
 	// restore scope, if any), for the instructions apply prints while it
 	// waits for a node step.
 	NodeCommand func(phase, scope string) string
+	// NodePods, when set, runs the node steps itself, as one Pod per node
+	// (apply --node-runner=pods), instead of waiting for the operator.
+	NodePods *NodePods
 }
 
 // GateError says a step's gate did not pass in time: the run stopped there,
@@ -316,7 +319,7 @@ func (r *Runner) runStep(ctx context.Context, e *env, i int, s *Step, undo bool)
 		if err := action(ctx, e, s); err != nil {
 			return r.fail(ctx, e, s, undo, fmt.Errorf("%s %s: %w", verb, s.Name, err))
 		}
-	} else if phase != "" {
+	} else if phase != "" && r.NodePods == nil {
 		cmd := fmt.Sprintf("awsccmctl migrate-from-intree node --phase %s", phase)
 		if scope != "" {
 			cmd += " --scope " + scope
@@ -331,11 +334,18 @@ func (r *Runner) runStep(ctx context.Context, e *env, i int, s *Step, undo bool)
 			r.printf("  waiting for the node step on %s: run there `%s`", strings.Join(s.Nodes, ", "), cmd)
 		}
 	}
-	res, err := r.waitGate(ctx, e, s, gate)
+	var res gateResult
+	var err error
+	if action == nil && phase != "" && r.NodePods != nil {
+		res, err = r.waitNodePods(ctx, e, s, undo, phase, scope, order, gate)
+	} else {
+		res, err = r.waitGate(ctx, e, s, gate)
+	}
 	if err != nil {
 		return r.fail(ctx, e, s, undo, err)
 	}
 	elapsed := r.now().Sub(e.stepStarted).Round(100 * time.Millisecond)
+
 	if _, err := e.update(ctx, func(j *Journal) error {
 		rec := j.Record(s.Name)
 		fin := metav1.NewTime(r.now())
@@ -350,6 +360,50 @@ func (r *Runner) runStep(ctx context.Context, e *env, i int, s *Step, undo bool)
 		r.printf("    %s", ev)
 	}
 	return nil
+}
+
+// waitNodePods runs a node step's Pods while its gate waits: the gate still
+// decides, on the nodes' reports, as for an operator's run; a Pod that
+// fails stops the step at once. The Pods are deleted once the gate passes
+// and kept when the step fails, for their logs.
+func (r *Runner) waitNodePods(ctx context.Context, e *env, s *Step, undo bool, phase, scope string, order []string, gate func(context.Context, *env, *Step) (gateResult, error)) (gateResult, error) {
+	nodes := order
+	if len(nodes) == 0 {
+		nodes = s.Nodes
+	}
+	ro := &nodePodRollout{
+		pods: r.NodePods, e: e, step: s.Name, undo: undo, phase: phase, scope: scope, nodes: nodes,
+		concurrency: r.NodePods.concurrency(phase, scope, len(nodes)), poll: r.poll(), printf: r.printf,
+	}
+	how := fmt.Sprintf("at most %d at once", ro.concurrency)
+	if ro.concurrency == 1 && len(nodes) > 1 {
+		how = "one at a time, in this order: " + strings.Join(nodes, ", ")
+		if e.orderReason != "" {
+			how += " (" + e.orderReason + ")"
+		}
+	}
+	r.printf("  running the node step as Pods in %s (image %s), %s", r.NodePods.namespace(), r.NodePods.Image, how)
+	stepCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	rolled := make(chan struct{})
+	go func() {
+		defer close(rolled)
+		if err := ro.run(stepCtx); err != nil {
+			cancel(err)
+		}
+	}()
+	res, err := r.waitGate(stepCtx, e, s, gate)
+	// A failed Pod cancels the wait with its failure; the gate may have
+	// seen only the cancelled context.
+	if cause := context.Cause(stepCtx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = cause
+	}
+	cancel(nil)
+	<-rolled
+	if err == nil {
+		ro.cleanup(ctx)
+	}
+	return res, err
 }
 
 func describe(s *Step, undo bool) string {
@@ -384,10 +438,7 @@ func (r *Runner) fail(ctx context.Context, e *env, s *Step, undo bool, err error
 // waitGate polls the gate (and the guards, once verify-cluster took the
 // baseline) until it passes, the step's timeout, or a guard breaks.
 func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(context.Context, *env, *Step) (gateResult, error)) (gateResult, error) {
-	poll := r.Poll
-	if poll <= 0 {
-		poll = time.Second
-	}
+	poll := r.poll()
 	lastPrint, lastSeen := r.now(), ""
 	var last gateResult
 	var lastGuard time.Time
@@ -443,6 +494,13 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 		case <-time.After(poll):
 		}
 	}
+}
+
+func (r *Runner) poll() time.Duration {
+	if r.Poll <= 0 {
+		return time.Second
+	}
+	return r.Poll
 }
 
 // decideTimeout: a gate still waiting after the step's timeout stops the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
@@ -21,7 +22,18 @@ type runOptions struct {
 	JournalFile string
 	Takeover    bool
 	Poll        time.Duration
+	// NodeRunner, NodeImage and MaxUnavailable: --node-runner=pods runs
+	// the node steps as Pods.
+	NodeRunner     string
+	NodeImage      string
+	MaxUnavailable string
 }
+
+// Node runners.
+const (
+	nodeRunnerOperator = "operator"
+	nodeRunnerPods     = "pods"
+)
 
 // newApplyCommand returns apply, or resume when resume is true: the same
 // run, but resume needs an existing journal and may take over a dead run's
@@ -87,6 +99,36 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.Approve, "approve", false, "run every step without asking (without it, each step that changes something is asked for on the terminal)")
 	f.StringVar(&o.JournalFile, "journal-file", "", "local copy of the journal (default: beside the plan, <plan>.journal.json)")
 	f.DurationVar(&o.Poll, "poll-interval", o.Poll, "how often the gates look")
+	f.StringVar(&o.NodeRunner, "node-runner", nodeRunnerOperator, "who runs the node steps: operator (you run `migrate-from-intree node` on each node; apply waits for its report) or pods (apply runs it on each node as a privileged Pod with the host's file system, PID and network, and deletes the Pods once the step passed; see docs/migrate-from-intree.md)")
+	f.StringVar(&o.NodeImage, "node-image", "", "with --node-runner=pods: the image holding awsccmctl at "+migrate.NodePodBinary+" (default: the plan's CCM image)")
+	f.StringVar(&o.MaxUnavailable, "max-unavailable", "1", "with --node-runner=pods: how many nodes of a kubelet step run their Pod (and restart their kubelet) at once, a number or a percentage of the step's nodes; control-plane steps run one node at a time")
+}
+
+// nodePods is the --node-runner=pods options (nil for the operator).
+func (o *runOptions) nodePods(p *migrate.MigrationPlan) (*migrate.NodePods, error) {
+	switch o.NodeRunner {
+	case nodeRunnerOperator, "":
+		if o.NodeImage != "" {
+			return nil, exitcode.UsageError(errors.New("--node-image goes with --node-runner=pods"))
+		}
+		return nil, nil
+	case nodeRunnerPods:
+	default:
+		return nil, exitcode.UsageError(fmt.Errorf("--node-runner %q: want %s or %s", o.NodeRunner, nodeRunnerOperator, nodeRunnerPods))
+	}
+	np := &migrate.NodePods{Image: o.NodeImage, MaxUnavailable: intstr.Parse(o.MaxUnavailable)}
+	if np.Image == "" {
+		v, err := p.Values()
+		if err != nil {
+			return nil, err
+		}
+		v.Default()
+		np.Image = v.Image
+	}
+	if err := np.Validate(); err != nil {
+		return nil, exitcode.UsageError(err)
+	}
+	return np, nil
 }
 
 // runner builds the Runner. The command's context ends on SIGINT/SIGTERM
@@ -99,6 +141,10 @@ func (o *runOptions) runner(kube *clusterFlags, streams Streams, command string)
 	if !o.Approve && (streams.IsTerminal == nil || !streams.IsTerminal()) {
 		return nil, exitcode.UsageError(errors.New("without --approve every step that changes something is asked for on a terminal, and there is none: pass --approve"))
 	}
+	nodePods, err := o.nodePods(p)
+	if err != nil {
+		return nil, err
+	}
 	cfg, client, err := kube.clients()
 	if err != nil {
 		return nil, err
@@ -110,7 +156,7 @@ func (o *runOptions) runner(kube *clusterFlags, streams Streams, command string)
 	r := &migrate.Runner{
 		Client: client, Applier: applier, Plan: p, Out: streams.Err, Poll: o.Poll,
 		Store:  &migrate.Store{Client: client, LocalPath: journalPath(o.Plan, o.JournalFile)},
-		Holder: holder(command),
+		Holder: holder(command), NodePods: nodePods,
 		NodeCommand: func(phase, scope string) string {
 			if scope != "" {
 				phase += " --scope " + scope
