@@ -36,7 +36,7 @@ EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 
 OUT=$ROOT/_output/image
 mkdir -p "$OUT/bin-$ARCH" "$OUT/tools"
-for cmd in aws-cloud-controller-manager ecr-credential-provider; do
+for cmd in aws-cloud-controller-manager ecr-credential-provider awsccmctl; do
 	CGO_ENABLED=0 GOOS=linux GOARCH=$ARCH go build -trimpath -ldflags "$LDFLAGS" \
 		-o "$OUT/bin-$ARCH/$cmd" "./cmd/$cmd"
 done
@@ -44,5 +44,6 @@ done
 GOOS= GOARCH= go build -o "$OUT/tools/image" ./hack/image
 "$OUT/tools/image" --binary "$OUT/bin-$ARCH/aws-cloud-controller-manager" \
 	--ecr-credential-provider "$OUT/bin-$ARCH/ecr-credential-provider" \
+	--awsccmctl "$OUT/bin-$ARCH/awsccmctl" \
 	--platform "$PLATFORM" --format "$FORMAT" --version "$VERSION" --revision "$COMMIT" \
 	--epoch "$EPOCH" --output-dir "$OUT"

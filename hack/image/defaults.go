@@ -11,6 +11,10 @@ const (
 	// image's root: the ecr-credential-provider DaemonSet runs
 	// /ecr-credential-provider install (internal/install templates).
 	ecrProviderName = "ecr-credential-provider"
+	// awsccmctlPath is the CLI, which `migrate-from-intree apply
+	// --node-runner=pods` runs in its node-step Pods
+	// (migrate.NodePodBinary; TestAwsccmctlWhereNodePodsRunIt).
+	awsccmctlPath = "usr/local/bin/awsccmctl"
 	// caBundlePath is where the Mozilla roots are written; SSL_CERT_FILE
 	// points to it.
 	caBundlePath = "/etc/ssl/certs/ca-certificates.crt"

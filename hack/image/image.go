@@ -21,6 +21,9 @@ type spec struct {
 	// ECRCredentialProvider is the static ecr-credential-provider for
 	// Platform, which its DaemonSet copies onto the nodes.
 	ECRCredentialProvider []byte
+	// Awsccmctl is the static CLI for Platform, which the migration's
+	// node-step Pods run.
+	Awsccmctl []byte
 	CABundle              []byte      // PEM roots written to caBundlePath
 	Platform              v1.Platform // OS and Architecture (and Variant, if any)
 	Version               string      // org.opencontainers.image.version
@@ -37,7 +40,7 @@ func buildImage(s spec) (v1.Image, error) {
 	}
 	created := s.Created.UTC()
 
-	raw, err := layerTar(rootfs(s.Binary, s.ECRCredentialProvider, s.CABundle), created)
+	raw, err := layerTar(rootfs(s.Binary, s.ECRCredentialProvider, s.Awsccmctl, s.CABundle), created)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +60,7 @@ func buildImage(s spec) (v1.Image, error) {
 		History: v1.History{
 			Created:   v1.Time{Time: created},
 			CreatedBy: "hack/image",
-			Comment:   "aws-cloud-controller-manager, ecr-credential-provider, CA roots, nonroot user",
+			Comment:   "aws-cloud-controller-manager, ecr-credential-provider, awsccmctl, CA roots, nonroot user",
 		},
 	})
 	if err != nil {

@@ -22,6 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/awsccmctl/awsccmctl/internal/migrate"
 )
 
 var testEpoch = time.Unix(1700000000, 0).UTC()
@@ -37,6 +39,7 @@ func testSpec(t *testing.T) spec {
 	return spec{
 		Binary:                []byte("\x7fELF not really a binary"),
 		ECRCredentialProvider: []byte("\x7fELF not really the ECR provider"),
+		Awsccmctl:             []byte("\x7fELF not really awsccmctl"),
 		CABundle:              roots,
 		Platform:              v1.Platform{OS: "linux", Architecture: "amd64"},
 		Version:               "v1.2.3",
@@ -119,6 +122,10 @@ func TestLayerContents(t *testing.T) {
 		"home/":                             {typ: tar.TypeDir, mode: 0o755},
 		"home/nonroot/":                     {typ: tar.TypeDir, mode: 0o700, uid: 65532, gid: 65532},
 		"tmp/":                              {typ: tar.TypeDir, mode: 0o1777},
+		"usr/":                              {typ: tar.TypeDir, mode: 0o755},
+		"usr/local/":                        {typ: tar.TypeDir, mode: 0o755},
+		"usr/local/bin/":                    {typ: tar.TypeDir, mode: 0o755},
+		"usr/local/bin/awsccmctl":           {typ: tar.TypeReg, mode: 0o755, data: string(s.Awsccmctl)},
 	}
 	if len(files) != len(order) {
 		t.Errorf("duplicate entries in %v", order)
@@ -347,7 +354,7 @@ func runTool(t *testing.T, args ...string) (string, string) {
 func TestRunOCIArchive(t *testing.T) {
 	hello, arch := helloBinary(t)
 	args := func(dir string) []string {
-		return []string{"--binary", hello, "--ecr-credential-provider", hello, "--platform", "linux/" + arch, "--version", "v1.2.3+meta",
+		return []string{"--binary", hello, "--ecr-credential-provider", hello, "--awsccmctl", hello, "--platform", "linux/" + arch, "--version", "v1.2.3+meta",
 			"--revision", "abc", "--epoch", "1700000000", "--output-dir", dir}
 	}
 	out1, path1 := runTool(t, args(t.TempDir())...)
@@ -412,12 +419,23 @@ func TestRunOCIArchive(t *testing.T) {
 	if files["ecr-credential-provider"] != string(hb) {
 		t.Error("the ECR credential provider in the image differs from --ecr-credential-provider")
 	}
+	if files["usr/local/bin/awsccmctl"] != string(hb) {
+		t.Error("awsccmctl in the image differs from --awsccmctl")
+	}
+}
+
+// TestAwsccmctlWhereNodePodsRunIt: the migration's node-step Pods run the
+// image's awsccmctl by this path.
+func TestAwsccmctlWhereNodePodsRunIt(t *testing.T) {
+	if "/"+awsccmctlPath != migrate.NodePodBinary {
+		t.Errorf("the image holds awsccmctl at /%s; the node-step Pods run %s", awsccmctlPath, migrate.NodePodBinary)
+	}
 }
 
 func TestRunDockerArchive(t *testing.T) {
 	hello, arch := helloBinary(t)
 	dir := t.TempDir()
-	_, path := runTool(t, "--binary", hello, "--ecr-credential-provider", hello, "--platform", "linux/"+arch, "--format", "docker",
+	_, path := runTool(t, "--binary", hello, "--ecr-credential-provider", hello, "--awsccmctl", hello, "--platform", "linux/"+arch, "--format", "docker",
 		"--version", "v9", "--epoch", "0", "--output-dir", dir)
 	if !strings.HasSuffix(path, "-"+arch+".docker.tar") {
 		t.Errorf("archive %s", path)
@@ -444,7 +462,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	if err == nil {
 		t.Fatal("want an error")
 	}
-	for _, want := range []string{"--binary is required", "--ecr-credential-provider is required", "--platform", "--format", "--epoch"} {
+	for _, want := range []string{"--binary is required", "--ecr-credential-provider is required", "--awsccmctl is required", "--platform", "--format", "--epoch"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}

@@ -25,6 +25,7 @@ func main() {
 type options struct {
 	binary     string
 	ecrBinary  string
+	awsccmctl  string
 	platform   string
 	format     string
 	version    string
@@ -39,6 +40,7 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("image", flag.ContinueOnError)
 	fs.StringVar(&o.binary, "binary", "", "static aws-cloud-controller-manager binary for --platform (required)")
 	fs.StringVar(&o.ecrBinary, "ecr-credential-provider", "", "static ecr-credential-provider binary for --platform (required)")
+	fs.StringVar(&o.awsccmctl, "awsccmctl", "", "static awsccmctl binary for --platform (required)")
 	fs.StringVar(&o.platform, "platform", "linux/amd64", "image platform: linux/amd64 or linux/arm64")
 	fs.StringVar(&o.format, "format", formatOCI, "archive format: oci (OCI image layout tar) or docker (docker load / kind load image-archive)")
 	fs.StringVar(&o.version, "version", "v0.0.0-dev", "version label and tag")
@@ -78,6 +80,9 @@ func build(o options, stdout io.Writer) error {
 	if o.ecrBinary == "" {
 		problems = append(problems, fmt.Errorf("--ecr-credential-provider is required"))
 	}
+	if o.awsccmctl == "" {
+		problems = append(problems, fmt.Errorf("--awsccmctl is required"))
+	}
 	platform, err := v1.ParsePlatform(o.platform)
 	if err != nil {
 		problems = append(problems, fmt.Errorf("--platform: %w", err))
@@ -110,11 +115,18 @@ func build(o options, stdout io.Writer) error {
 	if err := checkBinary(o.ecrBinary, platform.Architecture); err != nil {
 		return err
 	}
+	if err := checkBinary(o.awsccmctl, platform.Architecture); err != nil {
+		return err
+	}
 	bin, err := os.ReadFile(o.binary)
 	if err != nil {
 		return err
 	}
 	ecrBin, err := os.ReadFile(o.ecrBinary)
+	if err != nil {
+		return err
+	}
+	ctlBin, err := os.ReadFile(o.awsccmctl)
 	if err != nil {
 		return err
 	}
@@ -125,6 +137,7 @@ func build(o options, stdout io.Writer) error {
 	img, err := buildImage(spec{
 		Binary:                bin,
 		ECRCredentialProvider: ecrBin,
+		Awsccmctl:             ctlBin,
 		CABundle:              roots,
 		Platform:              v1.Platform{OS: platform.OS, Architecture: platform.Architecture, Variant: platform.Variant},
 		Version:               o.version,

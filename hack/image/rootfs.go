@@ -22,7 +22,7 @@ type entry struct {
 
 // rootfs lists the layer's entries in the order they are written: parents
 // before children, so any extractor can create them.
-func rootfs(binary, ecrProvider, caBundle []byte) []entry {
+func rootfs(binary, ecrProvider, awsccmctl, caBundle []byte) []entry {
 	return []entry{
 		{path: binaryName, mode: 0o755, data: binary},
 		{path: ecrProviderName, mode: 0o755, data: ecrProvider},
@@ -35,6 +35,10 @@ func rootfs(binary, ecrProvider, caBundle []byte) []entry {
 		{path: "home/", mode: 0o755, dir: true},
 		{path: nonrootHome[1:] + "/", mode: 0o700, dir: true, uid: nonrootUID, gid: nonrootGID},
 		{path: "tmp/", mode: 0o1777, dir: true},
+		{path: "usr/", mode: 0o755, dir: true},
+		{path: "usr/local/", mode: 0o755, dir: true},
+		{path: "usr/local/bin/", mode: 0o755, dir: true},
+		{path: awsccmctlPath, mode: 0o755, data: awsccmctl},
 	}
 }
 
