@@ -24,12 +24,12 @@ type spec struct {
 	// Awsccmctl is the static CLI for Platform, which the migration's
 	// node-step Pods run.
 	Awsccmctl []byte
-	CABundle              []byte      // PEM roots written to caBundlePath
-	Platform              v1.Platform // OS and Architecture (and Variant, if any)
-	Version               string      // org.opencontainers.image.version
-	Revision              string      // org.opencontainers.image.revision
-	Created               time.Time   // config created time and every file's mtime
-	Format                string      // formatOCI or formatDocker: selects media types
+	CABundle  []byte      // PEM roots written to caBundlePath
+	Platform  v1.Platform // OS and Architecture (and Variant, if any)
+	Version   string      // org.opencontainers.image.version
+	Revision  string      // org.opencontainers.image.revision
+	Created   time.Time   // config created time and every file's mtime
+	Format    string      // formatOCI or formatDocker: selects media types
 }
 
 // buildImage assembles the one-layer image on scratch.

@@ -25,7 +25,7 @@ func TestChrootSystemctlNeedsTheHostsSystemctl(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "bin", "systemctl"), nil, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := osexec.Command("systemctl", "restart", "kubelet.service")
+	cmd := osexec.CommandContext(context.Background(), "systemctl", "restart", "kubelet.service")
 	if err := (Systemd{Root: root}).chroot(cmd); err != nil {
 		t.Fatal(err)
 	}

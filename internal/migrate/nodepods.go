@@ -206,6 +206,9 @@ func (ro *nodePodRollout) run(ctx context.Context) error {
 		} else {
 			done, err := ro.advance(ctx, pods)
 			if err != nil {
+				if ctx.Err() != nil {
+					return nil // the gate decided: not a failure of the Pods
+				}
 				return err
 			}
 			if s := ro.progress(pods); s != last {
@@ -252,10 +255,12 @@ func (ro *nodePodRollout) advance(ctx context.Context, pods map[string]*corev1.P
 			continue
 		}
 		pod := ro.pods.pod(ro.step, ro.undo, n, ro.phase, ro.scope)
-		if _, err := ro.e.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			if ctx.Err() != nil {
-				return false, nil
-			}
+		_, err := ro.e.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		switch {
+		case err == nil, apierrors.IsAlreadyExists(err):
+		case ctx.Err() != nil:
+			return false, ctx.Err() // the step ended meanwhile: run returns on ctx
+		default:
 			return false, fmt.Errorf("create the node step Pod for %s: %w", n, err)
 		}
 		pods[n] = pod
