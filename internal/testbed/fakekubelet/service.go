@@ -61,17 +61,19 @@ func NewService(t *testing.T, port int, healthz, envFile string) *Service {
 }
 
 // Start starts the fake kubelet unless one runs.
-func (s *Service) Start(context.Context) error {
+func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc != nil && !s.proc.Exited() {
 		return nil
 	}
-	return s.startLocked()
+	return s.startLocked(ctx)
 }
 
-func (s *Service) startLocked() error {
-	cmd := exec.CommandContext(context.Background(), "/bin/sh", "-c", startScript, "sh", s.envFile, s.program) //nolint:gosec // G204: the test's own fake kubelet
+// startLocked starts the fake kubelet; its life is not the caller's
+// context's (systemd's services outlive systemctl).
+func (s *Service) startLocked(ctx context.Context) error {
+	cmd := exec.CommandContext(context.WithoutCancel(ctx), "/bin/sh", "-c", startScript, "sh", s.envFile, s.program)
 	cmd.Env = append(os.Environ(), s.env...)
 	p, err := childproc.StartLogged("kubelet", cmd, s.logPath)
 	if err != nil {
@@ -103,13 +105,13 @@ func (s *Service) stopLocked() error {
 
 // Restart stops the running fake kubelet, waits for it to exit and starts
 // a new one from the environment file as it is now.
-func (s *Service) Restart(context.Context) error {
+func (s *Service) Restart(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.stopLocked(); err != nil {
 		return err
 	}
-	return s.startLocked()
+	return s.startLocked(ctx)
 }
 
 // Active reports whether a fake kubelet runs.
