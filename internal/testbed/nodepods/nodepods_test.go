@@ -3,8 +3,10 @@ package nodepods_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -18,7 +20,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/awsccmctl/awsccmctl/internal/childproc"
 	"github.com/awsccmctl/awsccmctl/internal/testbed"
+	"github.com/awsccmctl/awsccmctl/internal/testbed/fakekubelet"
+	"github.com/awsccmctl/awsccmctl/internal/testbed/fakesystemd"
 	"github.com/awsccmctl/awsccmctl/internal/testbed/nodepods"
 	"github.com/awsccmctl/awsccmctl/internal/testbed/staticpod"
 )
@@ -28,6 +33,7 @@ import (
 const fakeEnv = "NODEPODS_TEST_FAKE_NODE_STEP"
 
 func TestMain(m *testing.M) {
+	fakekubelet.Serve()
 	if os.Getenv(fakeEnv) != "" {
 		os.Exit(fakeNodeStep())
 	}
@@ -44,12 +50,14 @@ type record struct {
 // fakeNodeStep writes a record to --record (a node path, which only exists
 // if the Runner rewrote it under the root), then, with --hold, waits until
 // <--root>/release exists or SIGTERM comes (ignored with --ignore-term),
-// and exits with --exit.
+// and exits with --exit. With --chroot-systemctl it runs
+// `systemctl restart kubelet` as the node step does: /usr/bin/systemctl
+// chrooted into --root, and exits with its status.
 func fakeNodeStep() int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM)
 	var root, recordPath string
-	hold, ignoreTerm, code := false, false, 0
+	hold, ignoreTerm, chroot, code := false, false, false, 0
 	for _, a := range os.Args[1:] {
 		switch {
 		case strings.HasPrefix(a, "--root="):
@@ -62,6 +70,8 @@ func fakeNodeStep() int {
 			hold = true
 		case a == "--ignore-term":
 			ignoreTerm = true
+		case a == "--chroot-systemctl":
+			chroot = true
 		}
 	}
 	fmt.Println("node step running:", strings.Join(os.Args[1:], " "))
@@ -74,6 +84,18 @@ func fakeNodeStep() int {
 	if err := os.WriteFile(recordPath, b, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
+	}
+	if chroot {
+		cmd := exec.CommandContext(context.Background(), "/usr/bin/systemctl", "restart", "kubelet")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root}
+		cmd.Dir, cmd.Stdout, cmd.Stderr = "/", os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "systemctl restart kubelet:", err)
+			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+				return ee.ExitCode()
+			}
+			return 2
+		}
 	}
 	for hold {
 		select {
@@ -424,4 +446,74 @@ func TestConcurrentPodsAreCounted(t *testing.T) {
 	if got := len(a.r.Runs()); got != 3 {
 		t.Errorf("node a ran %d Pods, want 3", got)
 	}
+}
+
+// TestNodeStepRestartsKubeletThroughChrootedSystemctl is the whole chain
+// the many-nodes path takes on the test bed: a node step Pod, run by the
+// node's Runner, runs /usr/bin/systemctl chrooted into the node's root
+// (the static client), which reaches the node's fake systemd, which
+// restarts the kubelet stand-in from the edited kubeadm-flags.env.
+func TestNodeStepRestartsKubeletThroughChrootedSystemctl(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the node step's chroot needs root (CAP_SYS_CHROOT)")
+	}
+	n := newNode(t, "", nodepods.Options{})
+	bin, err := fakesystemd.BuildSystemctl(n.ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fakesystemd.InstallSystemctl(bin, n.root); err != nil {
+		t.Fatal(err)
+	}
+	envFile := filepath.Join(n.root, "var", "lib", "kubelet", "kubeadm-flags.env")
+	writeFlags := func(flags string) {
+		if err := os.MkdirAll(filepath.Dir(envFile), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(envFile, []byte(`KUBELET_KUBEADM_ARGS="`+flags+`"`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFlags("--cloud-provider=aws")
+	port, err := childproc.FreePort(n.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubelet := fakekubelet.NewService(t, port, "ok", envFile)
+	if err := kubelet.Start(n.ctx); err != nil {
+		t.Fatal(err)
+	}
+	old := kubelet.PID()
+	srv, err := fakesystemd.Start(fakesystemd.Options{Root: n.root, Logf: t.Logf,
+		Handler: fakesystemd.Units(map[string]fakesystemd.Unit{"kubelet.service": kubelet})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	writeFlags("--cloud-provider=external")
+
+	const name = "step-restart"
+	n.create(n.nodePod(name, "--chroot-systemctl"))
+	run := n.waitRun(name)
+	if run.ExitCode != 0 {
+		log := childproc.LogTail(run.LogPath, 2048)
+		if os.Getenv("CI") == "" && strings.Contains(log, "operation not permitted") {
+			t.Skipf("chroot refused although root (a container without CAP_SYS_CHROOT?): %s", log)
+		}
+		t.Fatalf("the node step exited %d; its log:\n%s", run.ExitCode, log)
+	}
+	if calls := srv.Calls(); len(calls) != 1 || calls[0].Verb != "restart" || len(calls[0].Units) != 1 || calls[0].Units[0] != "kubelet.service" {
+		t.Errorf("fake systemd calls %+v, want one restart of kubelet.service", calls)
+	}
+	pid := kubelet.PID()
+	if pid == 0 || pid == old || kubelet.Starts() != 2 || testbed.ProcessAlive(old) {
+		t.Fatalf("kubelet pid %d (was %d, still alive %v), %d starts; want a new one after one restart", pid, old, testbed.ProcessAlive(old), kubelet.Starts())
+	}
+	var cmdline string
+	n.waitPod(name, "the new kubelet runs the edited flags", func(*corev1.Pod) bool {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		cmdline = strings.ReplaceAll(string(b), "\x00", " ")
+		return strings.Contains(cmdline, "kubelet --cloud-provider=external")
+	})
+	t.Logf("restarted kubelet: pid %d, %s", pid, cmdline)
 }
