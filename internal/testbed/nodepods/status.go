@@ -45,7 +45,7 @@ func (w *podWorker) writeStatus(ctx context.Context, mutate func(*corev1.PodStat
 		return err
 	})
 	if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
-		w.r.record(fmt.Errorf("Pod %s/%s: write status: %w", w.ns, w.name, err))
+		w.r.record(fmt.Errorf("pod %s/%s: write status: %w", w.ns, w.name, err))
 	}
 }
 
@@ -69,7 +69,7 @@ func (w *podWorker) finalize(ctx context.Context) {
 	case ctx.Err() != nil:
 		// the Runner stops: the Pod stays, as with a stopped kubelet
 	default:
-		w.r.record(fmt.Errorf("Pod %s/%s: remove: %w", w.ns, w.name, err))
+		w.r.record(fmt.Errorf("pod %s/%s: remove: %w", w.ns, w.name, err))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,7 +165,7 @@ func (w *podWorker) start(ctx context.Context, pod *corev1.Pod) (*childproc.Proc
 		return fail(fmt.Sprintf("nodepods (test bed node %s): %v", r.opts.NodeName, err))
 	}
 	cmd := exec.CommandContext(context.WithoutCancel(ctx), r.opts.Binaries[hp.Component], hp.Args...)
-	cmd.Env = append(hp.Env, r.opts.Env...)
+	cmd.Env = append(slices.Clone(hp.Env), r.opts.Env...)
 	cmd.Dir = r.opts.Root
 	p, err := childproc.StartLogged(hp.Component, cmd, run.LogPath)
 	if err != nil {
@@ -188,7 +189,7 @@ func (w *podWorker) end(ctx context.Context, p *childproc.Process, run *Run, pod
 	stopped := !p.Exited()
 	if stopped {
 		if err := p.Stop(grace); err != nil {
-			w.r.record(fmt.Errorf("Pod %s/%s: %w", w.ns, w.name, err))
+			w.r.record(fmt.Errorf("pod %s/%s: %w", w.ns, w.name, err))
 		}
 	}
 	code := exitCode(p.Cmd.ProcessState)

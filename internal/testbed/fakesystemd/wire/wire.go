@@ -17,8 +17,9 @@ import (
 // inside a chroot into the node's root it is <root>/run/fakesystemd.sock.
 const SocketPath = "/run/fakesystemd.sock"
 
-// SocketEnv, when set, overrides SocketPath for the client (a test that
-// runs it outside a chroot points it at the node's socket).
+// SocketEnv names the variable that, when set, overrides SocketPath for
+// the client (a test that runs it outside a chroot points it at the node's
+// socket).
 const SocketEnv = "FAKESYSTEMD_SOCKET"
 
 // Request is systemctl's command line, without the program name.
