@@ -247,3 +247,22 @@ func TestChrootedSystemctlRestartsKubelet(t *testing.T) {
 		t.Errorf("calls = %+v, want one restart of kubelet.service", calls)
 	}
 }
+
+func TestParseCall(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		verb  string
+		units []string
+	}{
+		{[]string{"restart", "kubelet"}, "restart", []string{"kubelet.service"}},
+		{[]string{"--no-block", "-q", "restart", "kubelet.service", "containerd"}, "restart", []string{"kubelet.service", "containerd.service"}},
+		{[]string{"daemon-reload"}, "daemon-reload", nil},
+		{[]string{"is-active", "kubelet.socket"}, "is-active", []string{"kubelet.socket"}},
+		{[]string{"--quiet"}, "", nil},
+	} {
+		got := fakesystemd.ParseCall(c.args)
+		if got.Verb != c.verb || strings.Join(got.Units, ",") != strings.Join(c.units, ",") || strings.Join(got.Args, " ") != strings.Join(c.args, " ") {
+			t.Errorf("ParseCall(%q) = %q %q, want %q %q", c.args, got.Verb, got.Units, c.verb, c.units)
+		}
+	}
+}

@@ -517,3 +517,34 @@ func TestNodeStepRestartsKubeletThroughChrootedSystemctl(t *testing.T) {
 	})
 	t.Logf("restarted kubelet: pid %d, %s", pid, cmdline)
 }
+
+// TestRestartedRunnerRunsOnlyUnfinishedPods: like a kubelet that restarts,
+// a new Runner runs the Pods bound while none ran and leaves the finished
+// ones finished.
+func TestRestartedRunnerRunsOnlyUnfinishedPods(t *testing.T) {
+	n := newNode(t, "", nodepods.Options{})
+	n.create(n.nodePod("step-before"))
+	if run := n.waitRun("step-before"); run.ExitCode != 0 {
+		t.Fatalf("run %+v", run)
+	}
+	n.waitPod("step-before", "it succeeded", func(p *corev1.Pod) bool { return p != nil && p.Status.Phase == corev1.PodSucceeded })
+	n.r.Stop()
+
+	n.create(n.nodePod("step-while-down"))
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.r, err = nodepods.Start(n.ctx, nodepods.Options{Client: n.cs, NodeName: n.name, Root: n.root,
+		Binaries: map[string]string{"awsccmctl": self}, Env: []string{fakeEnv + "=1"}, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.r.Stop)
+	if run := n.waitRun("step-while-down"); run.ExitCode != 0 {
+		t.Errorf("the Pod bound while no Runner ran: %+v", run)
+	}
+	if runs := n.r.Runs(); len(runs) != 1 || runs[0].Name != "step-while-down" {
+		t.Errorf("the new Runner ran %+v, want only step-while-down (step-before had finished)", runs)
+	}
+}
