@@ -37,7 +37,9 @@
 // a volume that is not a hostPath (emptyDir, projected...), is left as
 // written: it then fails as on a node without that mount (nothing under
 // /etc/kubernetes exists on the test machine). Comma-separated lists and
-// $(VAR) references are not expanded. Before a start, hostPath volumes of
+// $(VAR) references are not expanded. PlanHostProcess and
+// PrepareHostPaths export these rules for internal/testbed/nodepods, which
+// runs the Pods the apiserver binds to a fake node. Before a start, hostPath volumes of
 // type DirectoryOrCreate and FileOrCreate are created under Root, and the
 // other types are checked; a failed check keeps the Pod from starting (an
 // error is recorded and the start retried with back-off), as the kubelet

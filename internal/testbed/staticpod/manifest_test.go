@@ -3,6 +3,7 @@ package staticpod
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -328,4 +329,34 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestPlanHostProcess(t *testing.T) {
+	dir := corev1.HostPathDirectory
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{
+			Name:         "node",
+			Command:      []string{"/usr/local/bin/awsccmctl", "migrate-from-intree", "node", "--root=/host", "--node-name=n1", "/host/etc/x"},
+			Env:          []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", ValueFrom: &corev1.EnvVarSource{}}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "host", MountPath: "/host"}},
+		}},
+		Volumes: []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/", Type: &dir}}}},
+	}}
+	known := func(b string) bool { return b == "awsccmctl" }
+	hp, ok := PlanHostProcess(pod, 0, "/R", known)
+	want := HostProcess{Component: "awsccmctl", Args: []string{"migrate-from-intree", "node", "--root=/R", "--node-name=n1", "/R/etc/x"}, Env: []string{"A=1"}}
+	if !ok || !reflect.DeepEqual(hp, want) {
+		t.Errorf("PlanHostProcess = %+v, %v; want %+v", hp, ok, want)
+	}
+	if _, ok := PlanHostProcess(pod, 0, "/R", func(string) bool { return false }); ok {
+		t.Error("PlanHostProcess found a component where none is known")
+	}
+	root := t.TempDir()
+	if err := PrepareHostPaths(pod, root); err != nil {
+		t.Errorf("PrepareHostPaths(type Directory, the root exists): %v", err)
+	}
+	pod.Spec.Volumes[0].HostPath.Path = "/missing"
+	if err := PrepareHostPaths(pod, root); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("PrepareHostPaths(type Directory, missing) = %v, want a does-not-exist error", err)
+	}
 }
