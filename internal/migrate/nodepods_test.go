@@ -170,3 +170,37 @@ func TestNodePodsValidate(t *testing.T) {
 		t.Errorf("no image: %v", err)
 	}
 }
+
+// TestNodePodFailureStopsTheStep: while the gate waits (it never passes
+// here), a node's failed Pod ends the wait at once with that Pod's failure,
+// not the gate's timeout or a bare "context canceled".
+func TestNodePodFailureStopsTheStep(t *testing.T) {
+	k := newPlayedKubelets(func(n string) corev1.PodPhase {
+		if n == "n1" {
+			return corev1.PodFailed
+		}
+		return corev1.PodSucceeded
+	})
+	s := &Step{Name: "kubelet-external/workers", Runs: RunsNodes, Phase: PhaseKubeletExternal, Nodes: []string{"n1", "n2"}, Timeout: durationOf(time.Minute)}
+	r := &Runner{Poll: 5 * time.Millisecond, NodePods: &NodePods{Image: "example.com/awsccmctl:v1", MaxUnavailable: intstr.FromInt32(1)}}
+	e := &env{client: k.cs, journal: &Journal{}, plan: &MigrationPlan{}, now: time.Now, stepStarted: time.Now()}
+	waiting := func(context.Context, *env, *Step) (gateResult, error) {
+		return gateResult{evidence: []string{"0 of 2 nodes reported"}}, nil
+	}
+	start := time.Now()
+	_, err := r.waitNodePods(context.Background(), e, s, false, PhaseKubeletExternal, "", nil, waiting)
+	k.finished.Wait()
+	if err == nil || !strings.Contains(err.Error(), "the node step on n1 failed in Pod kube-system/") || !strings.Contains(err.Error(), "exit 3") {
+		t.Fatalf("err = %v, want n1's Pod failure", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the failure stopped the step after %s", d)
+	}
+	if strings.Join(k.started, ",") != "n1" {
+		t.Errorf("Pods started %v, want n1 only (max-unavailable 1, n1 failed)", k.started)
+	}
+	// Kept for its log.
+	if pods, _ := k.cs.CoreV1().Pods("kube-system").List(context.Background(), metav1.ListOptions{}); len(pods.Items) != 1 {
+		t.Errorf("%d Pods left, want n1's failed Pod kept", len(pods.Items))
+	}
+}

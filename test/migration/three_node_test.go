@@ -118,6 +118,25 @@ func TestMigrateHA(t *testing.T) {
 	}
 	t.Run("in the order apply prints, 20 s apart", func(t *testing.T) { h.migrateAndRollBack(t, false) })
 	t.Run("in the other order, 20 s apart", func(t *testing.T) { h.migrateAndRollBack(t, true) })
+	t.Run("node steps as Pods, at most 2 at once", func(t *testing.T) { h.migrateAndRollBackWithPods(t) })
+}
+
+// nodeSteps runs the node steps: the operator's agent, or the nodes' Pods.
+type nodeSteps interface {
+	Runs() []string
+	Stop()
+}
+
+// migrateAndRollBackWithPods is migrateAndRollBack with apply and rollback
+// running every node step as Pods (--node-runner=pods) on the static-Pod
+// runner's nodes and the worker.
+func (h *haCluster) migrateAndRollBackWithPods(t *testing.T) {
+	pods := startPodNodes(t, h.roots)
+	h.migrateAndRollBackBy(t, false, pods, pods.flags())
+	pods.check(t, []string{
+		migrate.PhaseControlPlaneLeaderMigration, migrate.PhaseControlPlaneExternal, migrate.PhaseKubeletExternal,
+		migrate.PhaseRestore + "/" + migrate.ScopeKubelet, migrate.PhaseRestore + "/" + migrate.ScopeControlPlane,
+	})
 }
 
 // targets are the monitor's view: every kube-controller-manager and CCM.
@@ -137,14 +156,24 @@ func (h *haCluster) targets() []managerTarget {
 // migrateAndRollBack runs apply to the end with the node steps at an
 // operator's pace, then rollback, watching both with the monitor.
 func (h *haCluster) migrateAndRollBack(t *testing.T, reverse bool) {
+	h.migrateAndRollBackBy(t, reverse, nil, nil)
+}
+
+// migrateAndRollBackBy is migrateAndRollBack with the node steps run by
+// steps (nil: the operator's agent at their pace) and flags added to apply
+// and rollback.
+func (h *haCluster) migrateAndRollBackBy(t *testing.T, reverse bool, steps nodeSteps, flags []string) {
 	ctx := context.Background()
 	before := clusterIdentity(t)
 	targets := h.targets()
 	mon := startMonitor(t, 250*time.Millisecond, func() []managerTarget { return targets })
 	var rollingBack atomic.Bool
-	agent := startPacedNodeAgent(t, h.plan, h.roots, operatorPace(reverse, &rollingBack, mon.Mark))
+	agent := steps
+	if agent == nil {
+		agent = startPacedNodeAgent(t, h.plan, h.roots, operatorPace(reverse, &rollingBack, mon.Mark))
+	}
 	start := time.Now()
-	out, err := ctl(ctx, "migrate-from-intree", "apply", "--plan", h.planPath, "--approve", "--poll-interval", "250ms", "--kubeconfig", env.cp.KubeconfigPath)
+	out, err := ctl(ctx, append([]string{"migrate-from-intree", "apply", "--plan", h.planPath, "--approve", "--poll-interval", "250ms", "--kubeconfig", env.cp.KubeconfigPath}, flags...)...)
 	applied := time.Now()
 	mon.Mark("apply exited")
 	if err != nil {
@@ -188,7 +217,7 @@ func (h *haCluster) migrateAndRollBack(t *testing.T, reverse bool) {
 	mon.Mark("rollback started")
 	rollingBack.Store(true)
 	rbStart := time.Now()
-	out, err = ctl(ctx, "migrate-from-intree", "rollback", "--plan", h.planPath, "--approve", "--poll-interval", "250ms", "--kubeconfig", env.cp.KubeconfigPath)
+	out, err = ctl(ctx, append([]string{"migrate-from-intree", "rollback", "--plan", h.planPath, "--approve", "--poll-interval", "250ms", "--kubeconfig", env.cp.KubeconfigPath}, flags...)...)
 	rbEnd := time.Now()
 	// Done means as before: a kube-controller-manager runs the loops now.
 	var running []string

@@ -24,6 +24,9 @@ const (
 	envAddress = "FAKEKUBELET_ADDRESS"
 	envPort    = "FAKEKUBELET_PORT"
 	envHealthz = "FAKEKUBELET_HEALTHZ"
+	// envStartDelay is a duration the fake kubelet waits before it
+	// listens: a kubelet is not healthy the instant it is exec'd.
+	envStartDelay = "FAKEKUBELET_START_DELAY"
 )
 
 // Serve makes this process the fake kubelet when it was started as one,
@@ -32,6 +35,9 @@ const (
 func Serve() {
 	if os.Getenv(envServe) == "" {
 		return
+	}
+	if d, err := time.ParseDuration(os.Getenv(envStartDelay)); err == nil {
+		time.Sleep(d)
 	}
 	addr := os.Getenv(envAddress)
 	if addr == "" {

@@ -41,6 +41,15 @@ type Service struct {
 	mu     sync.Mutex
 	proc   *childproc.Process
 	starts int
+	delay  time.Duration
+}
+
+// SetStartDelay makes each fake kubelet started from now on answer
+// /healthz only d after its start, as a real one takes a moment.
+func (s *Service) SetStartDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
 }
 
 // NewService returns the service of a fake kubelet serving healthz
@@ -75,6 +84,9 @@ func (s *Service) Start(ctx context.Context) error {
 func (s *Service) startLocked(ctx context.Context) error {
 	cmd := exec.CommandContext(context.WithoutCancel(ctx), "/bin/sh", "-c", startScript, "sh", s.envFile, s.program)
 	cmd.Env = append(os.Environ(), s.env...)
+	if s.delay > 0 {
+		cmd.Env = append(cmd.Env, envStartDelay+"="+s.delay.String())
+	}
 	p, err := childproc.StartLogged("kubelet", cmd, s.logPath)
 	if err != nil {
 		return err

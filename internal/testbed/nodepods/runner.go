@@ -62,6 +62,10 @@ type Options struct {
 	// by the Runners of several nodes tells how many node Pods ran at once
 	// across them (a rollout's max-unavailable).
 	Tally *Tally
+	// LabelSelector, if set, limits the Runner to the node's Pods it
+	// selects: the node's other Pods are another kubelet's to play (a
+	// DaemonSet's Pods that a test runs otherwise, say).
+	LabelSelector string
 	// Logf, if set, receives a line for each start, end, stop and error.
 	Logf func(format string, args ...any)
 }
@@ -140,6 +144,7 @@ func Start(ctx context.Context, opts Options) (*Runner, error) {
 	r := &Runner{opts: opts, ctx: rctx, cancel: cancel, workers: map[types.UID]*podWorker{}, changed: make(chan struct{})}
 	factory := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", opts.NodeName).String()
+		o.LabelSelector = opts.LabelSelector
 	}))
 	inf := factory.Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
