@@ -206,10 +206,7 @@ func (ro *nodePodRollout) run(ctx context.Context) error {
 		} else {
 			done, err := ro.advance(ctx, pods)
 			if err != nil {
-				if ctx.Err() != nil {
-					return nil // the gate decided: not a failure of the Pods
-				}
-				return err
+				return err // after the step ended, the caller's cancel ignores it
 			}
 			if s := ro.progress(pods); s != last {
 				last = s
@@ -259,7 +256,7 @@ func (ro *nodePodRollout) advance(ctx context.Context, pods map[string]*corev1.P
 		switch {
 		case err == nil, apierrors.IsAlreadyExists(err):
 		case ctx.Err() != nil:
-			return false, ctx.Err() // the step ended meanwhile: run returns on ctx
+			return false, ctx.Err() // the step ended meanwhile
 		default:
 			return false, fmt.Errorf("create the node step Pod for %s: %w", n, err)
 		}
