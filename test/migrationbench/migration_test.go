@@ -5,9 +5,11 @@ package migrationbench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +95,7 @@ func TestMigrationAtScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	sizes0 := responseSizes(t)
+	calls0 := env.aws.CallCounts()
 	plan := runCLI(ctx, t, proxy, []string{"migrate-from-intree", "plan", "-f", planPath, "--kubeconfig", kubeconfig,
 		"--image", "registry.example.com/aws-cloud-controller-manager:v0.0.0-bench", "--cloud-config", cc,
 		"--ignore-checks", "aws-load-balancers"}, nil)
@@ -101,6 +104,7 @@ func TestMigrationAtScale(t *testing.T) {
 	}
 	logf("plan: %s", plan.summary(false))
 	logf("plan: requests by kind: %s", plan.Traffic)
+	logf("plan: AWS calls (the emulator's count): %s", callsSince(calls0))
 	logf("plan: the apiserver's LIST responses meanwhile, all clients (apiserver_response_sizes_sum, as written: compressed): %s", responseSizes(t).since(sizes0))
 	data, err := os.ReadFile(planPath)
 	if err != nil {
@@ -197,6 +201,7 @@ func TestMigrationAtScale(t *testing.T) {
 	logf("apply: requests by kind: %s", apply.Traffic)
 	logf("apply: the apiserver's LIST responses meanwhile, all clients (apiserver_response_sizes_sum, as written: compressed): %s", responseSizes(t).since(sizes0))
 	logf("nodes: %s, at %.0f reports/s; %d Node status heartbeats meanwhile (N/300 a second)", strings.Join(playTook, "; "), rate, beats)
+	logf("the CLI's responses by media type, plan and apply: %s", proxy.mediaTypes())
 	passedAt, err := gatePassed(apply.Output, last)
 	if err != nil {
 		t.Fatal(err)
@@ -249,4 +254,19 @@ func gatePassed(output, step string) (time.Time, error) {
 func nodeListBytes(ctx context.Context) (int64, error) {
 	raw, err := env.admin.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes").Param("resourceVersion", "0").DoRaw(ctx)
 	return int64(len(raw)), err
+}
+
+// callsSince lists the AWS calls the emulator served after before.
+func callsSince(before map[string]int) string {
+	now := env.aws.CallCounts()
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		if d := now[k] - before[k]; d > 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, d))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
 }

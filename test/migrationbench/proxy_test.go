@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -17,6 +18,8 @@ import (
 	"sync"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/awsccmctl/awsccmctl/internal/migrate"
 )
 
 // countingProxy stands between the CLI and the apiserver: the CLI's
@@ -32,6 +35,9 @@ type countingProxy struct {
 
 	mu     sync.Mutex
 	counts map[string]*traffic
+	// media counts the responses by media type (client-go asks for
+	// protobuf for built-in kinds).
+	media map[string]int64
 }
 
 // traffic is what one kind of request ("LIST nodes") cost: Bytes on the
@@ -53,15 +59,17 @@ func startProxy(cfg *rest.Config) (*countingProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &countingProxy{counts: map[string]*traffic{}}
+	p := &countingProxy{counts: map[string]*traffic{}, media: map[string]int64{}}
 	rp := &httputil.ReverseProxy{
 		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
 		Transport:     rt,
 		FlushInterval: -1, // watches stream
 		ModifyResponse: func(resp *http.Response) error {
 			t := p.entry(requestKind(resp.Request))
+			media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 			p.mu.Lock()
 			t.Requests++
+			p.media[media]++
 			p.mu.Unlock()
 			resp.Body = p.count(resp, t)
 			return nil
@@ -89,6 +97,17 @@ func (p *countingProxy) entry(kind string) *traffic {
 }
 
 func (p *countingProxy) close() { _ = p.srv.Close() }
+
+// mediaTypes says how many responses came in each media type so far.
+func (p *countingProxy) mediaTypes() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var parts []string
+	for _, m := range slices.Sorted(maps.Keys(p.media)) {
+		parts = append(parts, fmt.Sprintf("%s %d", m, p.media[m]))
+	}
+	return strings.Join(parts, ", ")
+}
 
 // snapshot copies the counts so far.
 func (p *countingProxy) snapshot() usage {
@@ -198,6 +217,16 @@ func requestKind(r *http.Request) string {
 		return r.Method + " " + r.URL.Path // discovery
 	}
 	resource, named := rest[0], len(rest) >= 2
+	if resource == "configmaps" && named {
+		// The migration's own: its journal, and the nodes' reports the
+		// kubelet gate reads.
+		switch {
+		case rest[1] == migrate.JournalName:
+			resource += " (journal)"
+		case strings.HasPrefix(rest[1], migrate.ReportsName):
+			resource += " (reports)"
+		}
+	}
 	if len(rest) >= 3 {
 		resource += "/" + rest[2]
 	}
