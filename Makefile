@@ -1,5 +1,5 @@
 # Thin wrappers over hack/ scripts; the scripts hold the logic.
-.PHONY: all build test test-unit bench bench-compare lint verify demo demo-up demo-down clean testbed image
+.PHONY: all build test test-unit bench bench-compare bench-migration lint verify demo demo-up demo-down clean testbed image
 
 all: build
 
@@ -20,6 +20,9 @@ bench: ## Print AWS-call, latency and memory figures counted at the emulator (th
 
 bench-compare: ## The bench on this CCM and upstream v1.37.0 side by side, 100/1,000/5,000 nodes (~40 min)
 	hack/bench-compare.sh
+
+bench-migration: ## migrate-from-intree plan and apply through the kubelet steps on 5,000 Nodes: the CLI's time, memory, requests and bytes (BENCH_MIGRATION_NODES)
+	hack/bench-migration.sh
 
 lint: ## golangci-lint (gofmt, go vet and .golangci.yml's linters), then deadcode (hack/deadcode.sh)
 	hack/lint.sh

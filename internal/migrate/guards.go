@@ -74,34 +74,6 @@ type guardObservation struct {
 	Now        time.Time
 }
 
-// checkGuards reads the Nodes and Services and compares them with the
-// baseline (decideGuards).
-func checkGuards(ctx context.Context, client kubernetes.Interface, b *Baseline, restarting map[string]bool, now time.Time) error {
-	if b == nil {
-		return nil
-	}
-	// From the apiserver's watch cache (resourceVersion 0): one list of
-	// each kind per check, cheap even with thousands of Nodes; a read a
-	// moment old only delays a finding to the next check.
-	cached := metav1.ListOptions{ResourceVersion: "0"}
-	nodes, err := client.CoreV1().Nodes().List(ctx, cached)
-	if err != nil {
-		return fmt.Errorf("node guard: list Nodes: %w", err)
-	}
-	o := guardObservation{Nodes: map[string]*corev1.Node{}, Hostnames: map[string]string{}, Restarting: restarting, Now: now}
-	for i := range nodes.Items {
-		o.Nodes[nodes.Items[i].Name] = &nodes.Items[i]
-	}
-	svcs, err := client.CoreV1().Services(metav1.NamespaceAll).List(ctx, cached)
-	if err != nil {
-		return fmt.Errorf("load-balancer guard: list Services: %w", err)
-	}
-	for i := range svcs.Items {
-		o.Hostnames[svcs.Items[i].Namespace+"/"+svcs.Items[i].Name] = lbHostname(&svcs.Items[i])
-	}
-	return decideGuards(o, b)
-}
-
 // decideGuards compares the cluster with the baseline:
 //   - node guard: no Node of the baseline deleted, none re-tainted
 //     uninitialized, no providerID changed, no address or cloud label

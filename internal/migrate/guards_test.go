@@ -3,11 +3,14 @@ package migrate
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 )
@@ -74,11 +77,13 @@ func TestGuards(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := checkGuards(ctx, cs, b, nil, time.Now()); err != nil {
+			w := watchGuards(t, cs)
+			if err := w.check(ctx, b, nil, time.Now()); err != nil {
 				t.Fatalf("untouched cluster: %v", err)
 			}
 			tc.change(t, cs)
-			wantGuard(t, checkGuards(ctx, cs, b, nil, time.Now()), tc.want)
+			caughtUp(t, w, cs)
+			wantGuard(t, w.check(ctx, b, nil, time.Now()), tc.want)
 		})
 	}
 }
@@ -153,7 +158,8 @@ func TestReadyGuard(t *testing.T) {
 				t.Fatal(err)
 			}
 			updateNode(t, cs, "w-1", tc.change)
-			wantGuard(t, checkGuards(ctx, cs, b, tc.restarting, now), tc.want)
+			gw := watchGuards(t, cs)
+			wantGuard(t, gw.check(ctx, b, tc.restarting, now), tc.want)
 		})
 	}
 }
@@ -169,6 +175,111 @@ func wantGuard(t *testing.T, err error, want string) {
 	}
 	var ge *GuardError
 	if !errors.As(err, &ge) || !strings.Contains(err.Error(), want) {
-		t.Fatalf("checkGuards = %v, want a GuardError with %q", err, want)
+		t.Fatalf("guards = %v, want a GuardError with %q", err, want)
 	}
+}
+
+// The guards list Nodes and Services once for the run and then only
+// watch them, however many checks there are: a list of every Node at
+// every check is what 5,000 Nodes cannot afford.
+func TestGuardsListOnce(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset(node("cp-1", true), guardedNode("w-1"), lbService("web", "web-lb.elb.amazonaws.com"))
+	b, err := takeBaseline(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.ClearActions()
+	w := watchGuards(t, cs)
+	for range 5 {
+		if err := w.check(ctx, b, nil, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verbs := map[string]int{}
+	for _, a := range cs.Actions() {
+		verbs[a.GetVerb()+" "+a.GetResource().Resource]++
+	}
+	want := map[string]int{"list nodes": 1, "watch nodes": 1, "list services": 1, "watch services": 1}
+	if !maps.Equal(verbs, want) {
+		t.Errorf("five checks sent %v, want %v", verbs, want)
+	}
+}
+
+// The watch keeps of each Node only what the guards compare.
+func TestGuardWatchKeepsWhatTheGuardsRead(t *testing.T) {
+	n := guardedNode("w-1")
+	n.Labels["team"] = "shop"
+	n.Annotations = map[string]string{"node.alpha.kubernetes.io/ttl": "0"}
+	n.Status.Images = []corev1.ContainerImage{{Names: []string{"registry.k8s.io/pause:3.9"}, SizeBytes: 1}}
+	n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse})
+	got, err := guardedNodeFields(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := got.(*corev1.Node)
+	if nodeFieldsDigest(k) != nodeFieldsDigest(n) || k.Spec.ProviderID != n.Spec.ProviderID || isReady(k) != isReady(n) {
+		t.Errorf("kept %s, providerID %q, Ready %v; want %s, %q, %v", nodeFields(k), k.Spec.ProviderID, isReady(k), nodeFields(n), n.Spec.ProviderID, isReady(n))
+	}
+	if len(k.Status.Images) != 0 || len(k.Annotations) != 0 || k.Labels["team"] != "" || len(k.Status.Conditions) != 1 {
+		t.Errorf("kept more than the guards read: %+v", k)
+	}
+}
+
+// watchGuards starts the guards' watch on cs for the test.
+func watchGuards(t *testing.T, cs *fake.Clientset) *guardWatch {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := startGuardWatch(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// caughtUp waits until the watch holds every Node and Service as cs has
+// them (as the watch keeps them), so that a check sees a change.
+func caughtUp(t *testing.T, w *guardWatch, cs *fake.Clientset) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svcs, err := cs.CoreV1().Services(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []any
+		for i := range nodes.Items {
+			n, _ := guardedNodeFields(&nodes.Items[i])
+			want = append(want, n)
+		}
+		for i := range svcs.Items {
+			s, _ := guardedServiceFields(&svcs.Items[i])
+			want = append(want, s)
+		}
+		got := append(w.nodes.GetStore().List(), w.services.GetStore().List()...)
+		if len(got) == len(want) && all(want, func(o any) bool {
+			return slices.ContainsFunc(got, func(g any) bool { return equality.Semantic.DeepEqual(g, o) })
+		}) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the guards' watch did not catch up with the cluster within 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func all(xs []any, f func(any) bool) bool {
+	for _, x := range xs {
+		if !f(x) {
+			return false
+		}
+	}
+	return true
 }

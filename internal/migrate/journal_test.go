@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -162,6 +163,24 @@ func TestNodeReportsDoNotConflict(t *testing.T) {
 	}
 	if len(used) < 2 {
 		t.Errorf("%d nodes' reports all in %v", nodes, used)
+	}
+	// One field manager for every node's writes: with one each, every write
+	// costs the apiserver more for each manager the ConfigMap holds, which
+	// at thousands of nodes times the writes out (WriteNodeReport).
+	for name := range used {
+		cm, err := admin.CoreV1().ConfigMaps(Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var managers []string
+		for _, m := range cm.ManagedFields {
+			if strings.HasPrefix(m.Manager, reportsFieldManager) {
+				managers = append(managers, m.Manager)
+			}
+		}
+		if len(managers) != 1 {
+			t.Errorf("%s: the node reports' field managers are %v, want %s alone", name, managers, reportsFieldManager)
+		}
 	}
 	// A node may not touch the journal.
 	kc := filepath.Join(t.TempDir(), "kubeconfig")

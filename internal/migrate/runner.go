@@ -91,6 +91,8 @@ type env struct {
 	// migrationReleased is the release of the migration lease on a node's
 	// report that its holder exited, if there was one.
 	migrationReleased *release
+	// guards is the run's watch of Nodes and Services (checkGuards).
+	guards *guardWatch
 	// ns is the CCM's namespace (the plan's install values, defaulted).
 	ns     string
 	update func(context.Context, func(*Journal) error) (*Journal, error)
@@ -443,11 +445,11 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 	var last gateResult
 	var lastGuard time.Time
 	for {
-		// The guards list every Node and Service: at most every
-		// guardEvery, not at every poll of the gate.
+		// The guards compare every Node and Service with the baseline:
+		// at most every guardEvery, not at every poll of the gate.
 		if r.now().Sub(lastGuard) >= guardEvery {
 			lastGuard = r.now()
-			if err := checkGuards(ctx, e.client, e.journal.Baseline, e.kubeletNodesBegun(), r.now()); err != nil {
+			if err := e.checkGuards(ctx, r.now()); err != nil {
 				return last, err
 			}
 		}
@@ -471,7 +473,7 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 		}
 		if res.ok {
 			// A step passes only with the guards intact at that moment.
-			if err := checkGuards(ctx, e.client, e.journal.Baseline, e.kubeletNodesBegun(), r.now()); err != nil {
+			if err := e.checkGuards(ctx, r.now()); err != nil {
 				return res, err
 			}
 			return res, nil
