@@ -194,6 +194,9 @@ func (r *Runner) env(j *Journal) *env {
 // ("" runs to the end). A step left running by a crashed run is run again:
 // every action is idempotent.
 func (r *Runner) Apply(ctx context.Context, until string) error {
+	if err := refuseKopsRun(r.Plan); err != nil {
+		return err
+	}
 	if until != "" {
 		if _, _, ok := r.Plan.Step(until); !ok {
 			return fmt.Errorf("--until %q: no such step; the plan's steps are %s", until, strings.Join(r.Plan.StepNames(), ", "))
@@ -231,6 +234,9 @@ func (r *Runner) Apply(ctx context.Context, until string) error {
 // first, each waiting for its undo's gate. It refuses once the cluster runs
 // a version without the in-tree provider.
 func (r *Runner) Rollback(ctx context.Context, to string) error {
+	if err := refuseKopsRun(r.Plan); err != nil {
+		return err
+	}
 	stopAt := -1
 	if to != "" {
 		i, _, ok := r.Plan.Step(to)
