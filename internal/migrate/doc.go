@@ -19,7 +19,8 @@
 // passed, waiting with what for, or a GuardError), table-tested in
 // gates_decide_test.go. The cut-over's gate, which keeps memory between
 // looks, is cutover.go (decideCutOver); the guards are guards.go
-// (decideGuards), a step's timeout runner.go (decideTimeout), and the
+// (decideGuards, over the run's watch of Nodes and Services in
+// guardwatch.go), a step's timeout runner.go (decideTimeout), and the
 // Leases released on a node's proof of exit release.go (departedHolders).
 // steps.go maps each step to its action, gate and undo.
 //

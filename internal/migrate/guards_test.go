@@ -208,7 +208,7 @@ func TestGuardsListOnce(t *testing.T) {
 
 // The watch keeps of each Node only what the guards compare.
 func TestGuardWatchKeepsWhatTheGuardsRead(t *testing.T) {
-	n := guardedNode("w-1")
+	n := guardedNode("w-2")
 	n.Labels["team"] = "shop"
 	n.Annotations = map[string]string{"node.alpha.kubernetes.io/ttl": "0"}
 	n.Status.Images = []corev1.ContainerImage{{Names: []string{"registry.k8s.io/pause:3.9"}, SizeBytes: 1}}

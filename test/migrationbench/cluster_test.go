@@ -160,8 +160,9 @@ func inTreeNode(n node, podCIDR string) *corev1.Node {
 			NodeInfo: corev1.NodeSystemInfo{
 				MachineID: fmt.Sprintf("ec2%029x", 0xabc000+len(n.Name)*7+int(n.IP[len(n.IP)-1])), SystemUUID: fmt.Sprintf("ec2%05x-%04x-4e1f-8c2a-%012x", 0x3f1a, len(n.ID), 0xbe0000000),
 				BootID: "7f7c1e52-1d5e-4b8a-9a1c-2b1f3c4d5e6f", KernelVersion: "5.15.0-1051-aws", OSImage: "Ubuntu 22.04.3 LTS",
-				ContainerRuntimeVersion: "containerd://1.6.24", KubeletVersion: "v1.26.13", KubeProxyVersion: "v1.26.13",
-				OperatingSystem: "linux", Architecture: "amd64",
+				ContainerRuntimeVersion: "containerd://1.6.24", KubeletVersion: "v1.26.13",
+				KubeProxyVersion: "v1.26.13", //nolint:staticcheck // SA1019: deprecated since 1.31; a v1.26 kubelet reports it
+				OperatingSystem:  "linux", Architecture: "amd64",
 			},
 			Images: nodeImages,
 		},

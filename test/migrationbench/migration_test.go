@@ -77,7 +77,7 @@ func TestMigrationAtScale(t *testing.T) {
 	logf("cluster: %d Nodes (3 control-plane), %d Services (%d LoadBalancer), kube-apiserver v1.26.13; one LIST of every Node is %s as JSON; seeded in %s",
 		n, services, lbs, mib(size), time.Since(start).Round(time.Second))
 
-	proxy, err := startProxy(env.cp.Config)
+	proxy, err := startProxy(ctx, env.cp.Config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ package migrationbench
 
 import (
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -50,7 +51,7 @@ type traffic struct {
 	Decoded  int64
 }
 
-func startProxy(cfg *rest.Config) (*countingProxy, error) {
+func startProxy(ctx context.Context, cfg *rest.Config) (*countingProxy, error) {
 	target, err := url.Parse(cfg.Host)
 	if err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func startProxy(cfg *rest.Config) (*countingProxy, error) {
 			return nil
 		},
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +154,7 @@ func (p *countingProxy) count(resp *http.Response, t *traffic) io.ReadCloser {
 	go func() {
 		n := int64(0)
 		if gz, err := gzip.NewReader(pr); err == nil {
-			n, _ = io.Copy(io.Discard, gz)
+			n, _ = io.Copy(io.Discard, gz) //nolint:gosec // G110: the test bed's apiserver's own responses, counted and discarded
 		}
 		_, _ = io.Copy(io.Discard, pr) // never block the client's reads
 		p.mu.Lock()
