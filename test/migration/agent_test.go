@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -238,17 +237,7 @@ func currentStep(j *migrate.Journal) (migrate.StepRecord, bool) {
 // under which the node step finds that node's systemctl.
 func startNodeKubelet(t *testing.T, root string) string {
 	t.Helper()
-	cfg := filepath.Join(root, "var", "lib", "kubelet", "config.yaml")
-	data, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := healthzPortLine.FindSubmatch(data)
-	if m == nil {
-		t.Fatalf("%s sets no healthzPort", cfg)
-	}
-	port, _ := strconv.Atoi(string(m[1]))
-	systemctl, _ := fakekubelet.Systemctl(t, port, "ok", filepath.Join(root, "var", "lib", "kubelet", "kubeadm-flags.env"))
+	systemctl, _ := fakekubelet.Systemctl(t, healthzPortOf(t, root), "ok", filepath.Join(root, "var", "lib", "kubelet", "kubeadm-flags.env"))
 	if out, err := exec.CommandContext(context.Background(), systemctl, "start").CombinedOutput(); err != nil {
 		t.Fatalf("start the kubelet of %s: %v %s", root, err, out)
 	}
