@@ -35,6 +35,9 @@ const (
 	nodeRunnerPods     = "pods"
 )
 
+// NodeRunners are the --node-runner values (for completion).
+var NodeRunners = []string{nodeRunnerOperator, nodeRunnerPods}
+
 // newApplyCommand returns apply, or resume when resume is true: the same
 // run, but resume needs an existing journal and may take over a dead run's
 // hold.

@@ -10,7 +10,12 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/awsccmctl/awsccmctl/internal/cli/migratecmd"
+	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/install/apply"
+	"github.com/awsccmctl/awsccmctl/internal/install/iampolicy"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
+	"github.com/awsccmctl/awsccmctl/internal/migrate/nodephase"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/gather"
 )
@@ -34,7 +39,32 @@ func flagCompleters() map[string]completer {
 		"context":       kubeconfig(func(k *kubeconfigNames) []string { return k.contexts }),
 		"cluster":       kubeconfig(func(k *kubeconfigNames) []string { return k.clusters }),
 		"user":          kubeconfig(func(k *kubeconfigNames) []string { return k.users }),
+		"workload": func(*cobra.Command) []string {
+			return []string{string(install.WorkloadDaemonSet), string(install.WorkloadDeployment)}
+		},
+		"role":    func(*cobra.Command) []string { return iampolicy.Roles },
+		"dry-run": func(*cobra.Command) []string { return []string{apply.DryRunClient, apply.DryRunServer} },
+		"fail-on": func(*cobra.Command) []string {
+			return []string{string(preflight.SeverityError), string(preflight.SeverityWarning)}
+		},
+		"phase": phaseCompletions,
+		"scope": func(*cobra.Command) []string {
+			return []string{string(nodephase.ScopeControlPlane), string(nodephase.ScopeKubelet)}
+		},
+		"node-runner": func(*cobra.Command) []string { return migratecmd.NodeRunners },
+		"cloud-routes": func(*cobra.Command) []string {
+			return []string{gather.CloudRoutesAuto, gather.CloudRoutesOn, gather.CloudRoutesOff}
+		},
 	}
+}
+
+// phaseCompletions are the node command's --phase values.
+func phaseCompletions(*cobra.Command) []string {
+	var out []string
+	for _, p := range nodephase.Phases {
+		out = append(out, string(p))
+	}
+	return out
 }
 
 // registerCompletions registers the completers on every flag of the tree
@@ -46,7 +76,9 @@ func registerCompletions(root *cobra.Command) {
 	walk = func(cmd *cobra.Command) {
 		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
 			complete, ok := completers[f.Name]
-			if !ok {
+			// A bool flag (the node command's --dry-run) takes no value to
+			// complete.
+			if !ok || f.Value.Type() == "bool" {
 				return
 			}
 			// The error only says the flag is already registered (a

@@ -71,6 +71,14 @@ func TestFlagCompletion(t *testing.T) {
 		{"--kubeconfig beats KUBECONFIG", other, []string{"migrate-from-intree", "status", "--kubeconfig", kc, "--context", "p"}, []string{"prod"}},
 		{"--cluster", "", []string{"preflight", "--kubeconfig", kc, "--cluster", ""}, []string{"cl-dev", "cl-prod"}},
 		{"--context of an unreadable kubeconfig", "", []string{"preflight", "--kubeconfig", "/nonexistent", "--context", ""}, nil},
+		{"--workload", "", []string{"install", "manifests", "--workload", ""}, []string{"daemonset", "deployment"}},
+		{"--role", "", []string{"install", "iam", "--role", ""}, []string{"control-plane", "node", "preflight"}},
+		{"--dry-run of install apply", "", []string{"install", "apply", "--dry-run", ""}, []string{"client", "server"}},
+		{"--fail-on", "", []string{"preflight", "--fail-on", "w"}, []string{"warning"}},
+		{"--cloud-routes", "", []string{"preflight", "--cloud-routes", ""}, []string{"auto", "on", "off"}},
+		{"--phase", "", []string{"migrate-from-intree", "node", "--phase", "c"}, []string{"control-plane-leader-migration", "control-plane-external"}},
+		{"--scope", "", []string{"migrate-from-intree", "node", "--scope", ""}, []string{"control-plane", "kubelet"}},
+		{"--node-runner", "", []string{"migrate-from-intree", "resume", "--node-runner", ""}, []string{"operator", "pods"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("KUBECONFIG", tc.env)
