@@ -93,6 +93,8 @@ type env struct {
 	migrationReleased *release
 	// guards is the run's watch of Nodes and Services (checkGuards).
 	guards *guardWatch
+	// kubeletReports is the kubelet gate's last read (kubeletsGate).
+	kubeletReports kubeletReportsRead
 	// ns is the CCM's namespace (the plan's install values, defaulted).
 	ns     string
 	update func(context.Context, func(*Journal) error) (*Journal, error)
