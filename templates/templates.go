@@ -3,7 +3,7 @@
 //
 // The templates are rendered only by internal/install, from its typed and
 // validated Values; every string they print goes through the `quote` or
-// `toYAML` functions so that no value can change the YAML's structure.
+// `toYaml` functions so that no value can change the YAML's structure.
 // internal/install's tests decode every rendered document into its typed
 // object, compare it with golden files and apply it to a real kube-apiserver
 // with server-side dry run.

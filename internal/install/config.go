@@ -56,6 +56,8 @@ type Configuration struct {
 	// Values.ECRCredentialProvider and Values.ECRCredentialProviderBinDir.
 	ECRCredentialProvider       *bool  `json:"ecrCredentialProvider,omitempty"`
 	ECRCredentialProviderBinDir string `json:"ecrCredentialProviderBinDir,omitempty"`
+	// PodOptions are Values.PodOptions, under upstream's chart's names.
+	PodOptions `json:",inline"`
 }
 
 // DecodeConfig decodes an InstallConfiguration file strictly: the file is
@@ -193,5 +195,6 @@ func (c *Configuration) ApplyTo(v *Values) error {
 		n := *c.ExpectedNodes
 		v.ExpectedNodes = &n
 	}
+	c.PodOptions.applyTo(&v.PodOptions)
 	return nil
 }

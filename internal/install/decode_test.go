@@ -3,12 +3,14 @@ package install
 import (
 	"bytes"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -71,12 +73,12 @@ func TestEveryDocumentDecodesStrictly(t *testing.T) {
 					if v.Workload != WorkloadDaemonSet {
 						t.Error("DaemonSet rendered for a Deployment")
 					}
-					checkPodSpec(t, &o.Spec.Template.Spec, true)
+					checkPodSpec(t, &o.Spec.Template.Spec, true, &v)
 				case *appsv1.Deployment:
 					if v.Workload != WorkloadDeployment || o.Spec.Replicas == nil || *o.Spec.Replicas != *v.Replicas {
 						t.Errorf("Deployment replicas %v for values %v", o.Spec.Replicas, v.Replicas)
 					}
-					checkPodSpec(t, &o.Spec.Template.Spec, false)
+					checkPodSpec(t, &o.Spec.Template.Spec, false, &v)
 				}
 			}
 		})
@@ -118,11 +120,12 @@ func checkConfigMap(t *testing.T, cm *corev1.ConfigMap, v Values) {
 	}
 }
 
-func checkPodSpec(t *testing.T, p *corev1.PodSpec, controlPlane bool) {
+func checkPodSpec(t *testing.T, p *corev1.PodSpec, controlPlane bool, v *Values) {
 	t.Helper()
-	if !p.HostNetwork || p.DNSPolicy != corev1.DNSDefault {
-		t.Errorf("hostNetwork %v, dnsPolicy %q", p.HostNetwork, p.DNSPolicy)
+	if !p.HostNetwork || p.DNSPolicy != v.DNSPolicy {
+		t.Errorf("hostNetwork %v, dnsPolicy %q, want %q", p.HostNetwork, p.DNSPolicy, v.DNSPolicy)
 	}
+	checkPodOptions(t, p, v)
 	tolerated := map[string]bool{}
 	for _, tol := range p.Tolerations {
 		tolerated[tol.Key] = true
@@ -130,10 +133,12 @@ func checkPodSpec(t *testing.T, p *corev1.PodSpec, controlPlane bool) {
 	if !tolerated[taintUninitialized] {
 		t.Error("the uninitialized taint is not tolerated: no Node could ever be initialized")
 	}
-	if controlPlane {
+	if controlPlane && v.NodeSelector == nil {
 		if !tolerated[labelControlPlane] || p.NodeSelector[labelControlPlane] != "" || len(p.NodeSelector) != 1 {
 			t.Errorf("not placed on control-plane nodes: selector %v", p.NodeSelector)
 		}
+	}
+	if controlPlane && v.PriorityClassName == "" {
 		if p.PriorityClassName != "system-node-critical" {
 			t.Errorf("priorityClassName %q", p.PriorityClassName)
 		}
@@ -150,5 +155,33 @@ func checkPodSpec(t *testing.T, p *corev1.PodSpec, controlPlane bool) {
 	}
 	if !strings.HasPrefix(c.Args[0], "--cloud-provider=") {
 		t.Errorf("args %v", c.Args)
+	}
+}
+
+// checkPodOptions: every PodOptions field reaches the pod, next to what the
+// installer renders, never instead of it.
+func checkPodOptions(t *testing.T, p *corev1.PodSpec, v *Values) {
+	t.Helper()
+	c := p.Containers[0]
+	if !equality.Semantic.DeepEqual(c.Env, v.Env) && (len(c.Env) > 0 || len(v.Env) > 0) {
+		t.Errorf("env %v, want %v", c.Env, v.Env)
+	}
+	if len(p.Volumes) != 1+len(v.ExtraVolumes) || p.Volumes[0].Name != cloudConfigVolume ||
+		len(c.VolumeMounts) != 1+len(v.ExtraVolumeMounts) || c.VolumeMounts[0].Name != cloudConfigVolume {
+		t.Errorf("volumes %v, mounts %v: want the cloud config's, then the %d extra", p.Volumes, c.VolumeMounts, len(v.ExtraVolumes))
+	}
+	if len(p.ImagePullSecrets) != len(v.ImagePullSecrets) {
+		t.Errorf("imagePullSecrets %v, want %v", p.ImagePullSecrets, v.ImagePullSecrets)
+	}
+	if v.NodeSelector != nil && !maps.Equal(p.NodeSelector, v.NodeSelector) {
+		t.Errorf("nodeSelector %v, want %v", p.NodeSelector, v.NodeSelector)
+	}
+	if v.PriorityClassName != "" && p.PriorityClassName != v.PriorityClassName {
+		t.Errorf("priorityClassName %q, want %q", p.PriorityClassName, v.PriorityClassName)
+	}
+	for _, want := range v.Tolerations {
+		if !slices.ContainsFunc(p.Tolerations, func(got corev1.Toleration) bool { return want.MatchToleration(&got) }) {
+			t.Errorf("toleration %v missing from %v", want, p.Tolerations)
+		}
 	}
 }

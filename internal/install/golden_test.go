@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
@@ -52,6 +54,8 @@ func goldenCases(t testing.TB) map[string]Values {
 			CPURequest: "100m", MemoryRequest: "256Mi", BindAddress: "0.0.0.0",
 			ExtraArgs: map[string]string{"node-monitor-period": "10s", "aws-instance-cache-max-age": "2m"},
 		},
+		// Every pod option upstream's chart has a value for.
+		"pod-options": {Image: testImage, PodOptions: podOptionsCase()},
 		// Sized for 5,000 Nodes, with the user's --kube-api-qps winning
 		// over the computed one.
 		"expected-nodes-5000-qps-override": {
@@ -130,5 +134,29 @@ func TestRenderJoinsObjectsInApplyOrder(t *testing.T) {
 				t.Error("Render is not RenderObjects joined by ---")
 			}
 		})
+	}
+}
+
+// podOptionsCase sets every PodOptions field, as a cluster moving from
+// upstream's chart would: IRSA, a proxy, a mirror's pull secret, the host's
+// CA bundle, its own taints.
+func podOptionsCase() PodOptions {
+	return PodOptions{
+		NodeSelector: map[string]string{"node.kubernetes.io/pool": "system"},
+		Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "system", Effect: corev1.TaintEffectNoSchedule}},
+		Env: []corev1.EnvVar{
+			{Name: "HTTPS_PROXY", Value: "http://proxy.internal:3128"},
+			{Name: "NO_PROXY", Value: "169.254.169.254,10.0.0.0/8,.svc"},
+		},
+		PodAnnotations:   map[string]string{"example.com/owner": "platform"},
+		PodLabels:        map[string]string{"team": "platform"},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "mirror-pull"}},
+		ExtraVolumes: []corev1.Volume{{Name: "ca-certs", VolumeSource: corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: "/etc/pki/tls/certs"},
+		}}},
+		ExtraVolumeMounts:         []corev1.VolumeMount{{Name: "ca-certs", MountPath: "/etc/ssl/certs", ReadOnly: true}},
+		ServiceAccountAnnotations: map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/ccm"},
+		DNSPolicy:                 corev1.DNSClusterFirstWithHostNet,
+		PriorityClassName:         "platform-critical",
 	}
 }

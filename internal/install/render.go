@@ -103,7 +103,7 @@ func RenderObjects(v Values) ([]Object, error) {
 			return nil, fmt.Errorf("render %s: %w", ot.file, err)
 		}
 		doc := append(bytes.TrimSpace(b.Bytes()), '\n')
-		// A safety net behind quote and toYAML: every document is YAML.
+		// A safety net behind quote and toYaml: every document is YAML.
 		var probe map[string]any
 		if err := yaml.Unmarshal(doc, &probe); err != nil {
 			return nil, fmt.Errorf("render %s: the result is not YAML: %w", ot.file, err)
@@ -126,6 +126,14 @@ type templateData struct {
 	CloudConfigHashKey, CloudConfigHash                                  string
 	SecurePort                                                           int
 	Replicas                                                             int32
+	// The pod's extras (PodOptions); PodLabels and PodAnnotations include
+	// the installer's own.
+	PodLabels, PodAnnotations, ServiceAccountAnnotations map[string]string
+	DNSPolicy                                            string
+	Env                                                  []corev1.EnvVar
+	ImagePullSecrets                                     []corev1.LocalObjectReference
+	ExtraVolumes                                         []corev1.Volume
+	ExtraVolumeMounts                                    []corev1.VolumeMount
 }
 
 func newTemplateData(v *Values) (*templateData, error) {
@@ -184,7 +192,29 @@ func newTemplateData(v *Values) (*templateData, error) {
 			{Key: labelControlPlane, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 		}, d.Tolerations...)
 	}
+	d.addPodOptions(&v.PodOptions)
 	return d, nil
+}
+
+// addPodOptions adds the user's pod settings to what the installer renders.
+func (d *templateData) addPodOptions(o *PodOptions) {
+	d.PodLabels = maps.Clone(d.Labels)
+	maps.Copy(d.PodLabels, o.PodLabels)
+	d.PodAnnotations = map[string]string{d.CloudConfigHashKey: d.CloudConfigHash}
+	maps.Copy(d.PodAnnotations, o.PodAnnotations)
+	d.ServiceAccountAnnotations = o.ServiceAccountAnnotations
+	d.DNSPolicy = string(o.DNSPolicy)
+	d.Env = o.Env
+	d.ImagePullSecrets = o.ImagePullSecrets
+	d.ExtraVolumes = o.ExtraVolumes
+	d.ExtraVolumeMounts = o.ExtraVolumeMounts
+	if o.NodeSelector != nil {
+		d.NodeSelector = o.NodeSelector
+	}
+	d.Tolerations = append(d.Tolerations, o.Tolerations...)
+	if o.PriorityClassName != "" {
+		d.PriorityClassName = o.PriorityClassName
+	}
 }
 
 // Labels returns the labels every rendered object carries; uninstall
@@ -293,7 +323,7 @@ func parseTemplates() (*template.Template, error) {
 	t := template.New("manifests").Option("missingkey=error")
 	t.Funcs(template.FuncMap{
 		"quote":   quote,
-		"toYAML":  toYAML,
+		"toYaml":  toYAML,
 		"nindent": nindent,
 		"include": func(name string, data any) (string, error) {
 			var b bytes.Buffer

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cloud-provider/names"
@@ -192,6 +193,9 @@ type Values struct {
 	// leader election in kube-system, where kube-controller-manager holds the
 	// migration lease.
 	LeaderMigrationConfig []byte
+	// PodOptions are the pod's settings named as upstream's chart names
+	// them (node selector, tolerations, env, volumes, annotations).
+	PodOptions
 }
 
 // Default fills every unset field with its default. It never changes a set
@@ -209,6 +213,7 @@ func (v *Values) Default() {
 	setString(&v.CPURequest, DefaultCPURequest)
 	setString(&v.MemoryRequest, DefaultMemoryRequest)
 	setString(&v.BindAddress, DefaultBindAddress)
+	setString((*string)(&v.DNSPolicy), string(corev1.DNSDefault))
 	if v.ECRCredentialProvider {
 		setString(&v.ECRCredentialProviderBinDir, ecrcredential.DefaultBinDir)
 	}
@@ -342,6 +347,7 @@ func (v *Values) Validate() error {
 		v.validateLeaderMigration(add)
 	}
 	v.validateECRCredentialProvider(add)
+	v.validatePodOptions(add)
 	return errors.Join(errs...)
 }
 

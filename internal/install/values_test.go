@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
@@ -79,6 +81,20 @@ func TestValidate(t *testing.T) {
 		{"invalid-expected-nodes-zero", Values{ExpectedNodes: ptr(0)}, []string{"expectedNodes 0: must be at least 1"}},
 		{"invalid-expected-nodes-negative", Values{ExpectedNodes: ptr(-5)}, []string{"expectedNodes -5: must be at least 1"}},
 		{"invalid-sizing-extra-arg-value", Values{ExtraArgs: map[string]string{"kube-api-burst": "lots"}}, []string{`extraArgs "kube-api-burst": value "lots": not a int32`}},
+		{"valid-pod-options", Values{PodOptions: podOptionsCase()}, nil},
+		{"invalid-pod-labels-selector", Values{PodOptions: PodOptions{PodLabels: map[string]string{LabelName: "x", "team": "a b"}}},
+			[]string{`podLabels "app.kubernetes.io/name": set by the installer`, `podLabels "team" value "a b"`}},
+		{"invalid-pod-annotation-hash", Values{PodOptions: PodOptions{PodAnnotations: map[string]string{AnnotationCloudConfigHash: "x"}}},
+			[]string{`podAnnotations "awsccmctl.io/cloud-config-sha256": set by the installer`}},
+		{"invalid-tolerations", Values{PodOptions: PodOptions{Tolerations: []corev1.Toleration{{Key: "a", Operator: "In"}, {Effect: "Never"}}}},
+			[]string{`tolerations[0]: operator "In"`, `tolerations[1]: effect "Never"`, "tolerations[1]: an empty key needs operator Exists"}},
+		{"invalid-env-name", Values{PodOptions: PodOptions{Env: []corev1.EnvVar{{Name: "1PROXY"}}}}, []string{`env[0] "1PROXY"`}},
+		{"invalid-volumes", Values{PodOptions: PodOptions{
+			ExtraVolumes:      []corev1.Volume{{Name: "cloud-config"}, {Name: "Certs"}},
+			ExtraVolumeMounts: []corev1.VolumeMount{{Name: "missing", MountPath: "/etc/kubernetes/cloud-config/x"}, {Name: "cloud-config", MountPath: "rel"}},
+		}}, []string{`extraVolumes[0] "cloud-config": the name is taken`, `extraVolumes[1] "Certs"`, `extraVolumeMounts[0] "missing": no such volume`,
+			`extraVolumeMounts[0] mountPath "/etc/kubernetes/cloud-config/x": would hide the cloud config`, `extraVolumeMounts[1] mountPath "rel"`}},
+		{"invalid-dns-policy", Values{PodOptions: PodOptions{DNSPolicy: corev1.DNSClusterFirst}}, []string{`dnsPolicy "ClusterFirst": want Default or ClusterFirstWithHostNet`}},
 		{"invalid-everything-at-once", Values{
 			Namespace: "-", Image: "UPPER", Workload: WorkloadDeployment, Replicas: &zero, ConfigureCloudRoutes: true,
 		}, []string{"namespace", "image", "replicas", "clusterCIDR"}},
