@@ -22,6 +22,10 @@ check() {
 }
 check gen-iam iam '*.json'
 check gen-docs docs/reference '*.md'
+# The Helm chart's copies of templates/ and its base data (its _data.tpl,
+# values and schema are hand-written; test/chart compares its objects with
+# install's).
+check gen-chart charts/aws-cloud-controller-manager/templates '*'
 # kubeadm's field trees, from kubeadm's own types (the hack/tools modules).
 hack/gen-kubeadm-fields.sh "$tmp/kubeadmfields"
 if ! diff -ru internal/install/kubeadmconfig/fields "$tmp/kubeadmfields"; then

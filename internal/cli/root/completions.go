@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/awsccmctl/awsccmctl/internal/cli/installcmd"
 	"github.com/awsccmctl/awsccmctl/internal/cli/migratecmd"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
@@ -52,6 +53,7 @@ func flagCompleters() map[string]completer {
 			return []string{string(nodephase.ScopeControlPlane), string(nodephase.ScopeKubelet)}
 		},
 		"node-runner": func(*cobra.Command) []string { return migratecmd.NodeRunners },
+		"format":      func(*cobra.Command) []string { return installcmd.ManifestsFormats() },
 		"cloud-routes": func(*cobra.Command) []string {
 			return []string{gather.CloudRoutesAuto, gather.CloudRoutesOn, gather.CloudRoutesOff}
 		},
