@@ -64,6 +64,9 @@ func planInventory(ctx context.Context, c Clients, objs []*unstructured.Unstruct
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseHelmRelease(ctx, c, objs, "apply"); err != nil {
+		return nil, err
+	}
 	invs, err := c.Apply.Inventories(ctx)
 	if err != nil {
 		return nil, err
@@ -150,6 +153,11 @@ func oneWorkload(ctx context.Context, c Clients, prev *apply.Inventory, objs []*
 func recordedInventory(ctx context.Context, c Clients, objs []*unstructured.Unstructured) (*apply.Inventory, error) {
 	ns, err := installNamespace(objs)
 	if err != nil {
+		return nil, err
+	}
+	// Also with an inventory: helm install --take-ownership adopts an
+	// install's objects and leaves its inventory behind.
+	if err := refuseHelmRelease(ctx, c, objs, "uninstall"); err != nil {
 		return nil, err
 	}
 	inv, err := c.Apply.ReadInventory(ctx, ns)
