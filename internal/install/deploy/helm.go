@@ -15,10 +15,13 @@ import (
 const (
 	helmReleaseNameAnnotation      = "meta.helm.sh/release-name"
 	helmReleaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
+	helmManagedBy                  = "Helm"
 )
 
 // helmRelease returns the Helm release (name and namespace) that owns one
 // of objs in the cluster, if any: the first such object, in objs' order.
+// owned without a name: the object carries Helm's managed-by label but no
+// release (rendered with helm template by a GitOps tool).
 func helmRelease(ctx context.Context, c Clients, objs []*unstructured.Unstructured) (name, namespace string, owned *unstructured.Unstructured, err error) {
 	for _, u := range objs {
 		live, err := c.Apply.Live(ctx, u)
@@ -31,6 +34,11 @@ func helmRelease(ctx context.Context, c Clients, objs []*unstructured.Unstructur
 		if rel := live.GetAnnotations()[helmReleaseNameAnnotation]; rel != "" {
 			return rel, live.GetAnnotations()[helmReleaseNamespaceAnnotation], u, nil
 		}
+		// helm template (Argo CD, kustomize's helmCharts) sets no
+		// annotation, but the chart still renders this label.
+		if live.GetLabels()[apply.ManagedByLabel] == helmManagedBy {
+			return "", "", u, nil
+		}
 	}
 	return "", "", nil, nil
 }
@@ -41,8 +49,12 @@ func helmRelease(ctx context.Context, c Clients, objs []*unstructured.Unstructur
 // release still lists. verb says what was asked.
 func refuseHelmRelease(ctx context.Context, c Clients, objs []*unstructured.Unstructured, verb string) error {
 	rel, ns, owned, err := helmRelease(ctx, c, objs)
-	if err != nil || rel == "" {
+	if err != nil || owned == nil {
 		return err
+	}
+	if rel == "" {
+		return &MismatchError{fmt.Errorf("the CCM's objects were rendered from the Helm chart (%s carries %s=%s), by Helm or a GitOps tool (Argo CD, Flux, kustomize helmCharts); install %s would fight that tool over them: change them where they are rendered from; nothing was changed",
+			apply.Ref(owned), apply.ManagedByLabel, helmManagedBy, verb)}
 	}
 	way := fmt.Sprintf("change it with helm upgrade %s --namespace %s (awsccmctl install manifests --format helm-values prints the values for these flags), or remove it with helm uninstall %s --namespace %s before installing with awsccmctl", rel, ns, rel, ns)
 	if verb == "uninstall" {
