@@ -130,7 +130,7 @@ func compareWithInstall(t *testing.T, dir string, v install.Values) {
 	byKey := map[string]map[string]any{}
 	for _, u := range got {
 		withoutHelmsLabels(&u)
-		byKey[u.GetKind()+"/"+u.GetName()] = u.Object
+		byKey[u.GetKind()+"/"+u.GetName()] = plainJSON(t, u.Object)
 	}
 	if len(got) != len(want) {
 		var kinds []string
@@ -214,6 +214,21 @@ func diff(path string, got, want any) []string {
 		return []string{fmt.Sprintf("%s: got %s, want %s", path, show(got), show(want))}
 	}
 	return nil
+}
+
+// plainJSON is o decoded as encoding/json decodes (numbers as float64),
+// as install's side is.
+func plainJSON(t *testing.T, o map[string]any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func show(v any) string {
