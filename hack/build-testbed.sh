@@ -26,6 +26,11 @@
 # of the tool's sources and go.sum) matches. TESTBED_KOPS=0 skips it (test/kops then
 # skips, or fails when $CI is set).
 #
+# And chart-check (hack/tools/helm: the Helm v3 Go library's render, lint,
+# schema validation and release actions) into $TESTBED_BIN/chart-check, for
+# test/chart. About a minute cold; reused while its stamp (the Helm version
+# and a hash of the tool's sources and go.sum) matches.
+#
 # Output: $TESTBED_BIN (default: <repo>/_output/testbed/bin)
 set -euo pipefail
 
@@ -120,6 +125,23 @@ build_kops_check() {
 	echo "$stamp" >"$BIN/kops-check.version"
 }
 
+# build_chart_check: hack/tools/helm's chart-check into BIN/chart-check,
+# stamped like build_kops_check.
+build_chart_check() {
+	local dir=$ROOT/hack/tools/helm
+	local helm_version sum stamp
+	helm_version=$(sed -n 's/^require helm.sh\/helm\/v3 \(v.*\)$/\1/p; s/^\thelm.sh\/helm\/v3 \(v[^ ]*\)$/\1/p' "$dir/go.mod")
+	sum=$(cd "$dir" && cat go.mod go.sum cmd/chart-check/*.go | sha256sum | cut -c1-12)
+	stamp="helm $helm_version checker $sum"
+	if stamp_ok chart-check "$stamp"; then
+		echo "chart-check ($stamp): cached"
+		return
+	fi
+	echo "chart-check ($stamp): building (about a minute on 2 cores when the Go caches are cold)"
+	(cd "$dir" && go build -trimpath -ldflags "-s -w" -o "$BIN/chart-check" ./cmd/chart-check)
+	echo "$stamp" >"$BIN/chart-check.version"
+}
+
 build_etcd() {
 	if stamp_ok etcd "$ETCD_VERSION"; then
 		echo "etcd $ETCD_VERSION: cached"
@@ -134,6 +156,7 @@ build_etcd
 build_apiserver
 build_kubeadm
 build_kubeadm_v1beta3
+build_chart_check
 if [ "${TESTBED_LEGACY:-1}" != 0 ]; then
 	build_legacy kube-apiserver
 	build_legacy kube-controller-manager

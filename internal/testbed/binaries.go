@@ -27,6 +27,9 @@ const (
 	// KopsCheckBinary is kops v1.31.0's validation and CCM add-on,
 	// offline (hack/tools/kops), for test/kops (Tool).
 	KopsCheckBinary = "kops-check"
+	// ChartCheckBinary is the Helm v3 Go library's render, lint, schema
+	// validation and release actions (hack/tools/helm), for test/chart (Tool).
+	ChartCheckBinary = "chart-check"
 )
 
 // LegacyVersion is the Kubernetes version of the second, older pair of
