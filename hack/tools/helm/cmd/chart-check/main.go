@@ -32,15 +32,16 @@ const usage = `usage:
 
 // options are every subcommand's flags; each subcommand reads its own.
 type options struct {
-	chart       string
-	valueFiles  stringList
-	sets        stringList
-	release     string
-	namespace   string
-	kubeVersion string
-	kubeconfig  string
-	wait        bool
-	timeout     time.Duration
+	chart         string
+	valueFiles    stringList
+	sets          stringList
+	release       string
+	namespace     string
+	kubeVersion   string
+	kubeconfig    string
+	wait          bool
+	takeOwnership bool
+	timeout       time.Duration
 }
 
 // stringList is a repeatable string flag.
@@ -119,6 +120,7 @@ func parseFlags(cmd string, args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.namespace, "namespace", "", "the release namespace")
 	fs.StringVar(&o.kubeVersion, "kube-version", defaultKubeVersion, "the Kubernetes version the chart is told (render, lint)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (install, upgrade, uninstall)")
+	fs.BoolVar(&o.takeOwnership, "take-ownership", false, "install: adopt existing objects without Helm's ownership metadata, as helm install --take-ownership")
 	fs.BoolVar(&o.wait, "wait", false, "wait for the release's resources to be ready (install, upgrade, uninstall)")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long Helm may take (install, upgrade, uninstall)")
 	if err := fs.Parse(args); err != nil {

@@ -49,6 +49,7 @@ func install(o options, logf action.DebugLog) (any, error) {
 	}
 	i := action.NewInstall(cfg)
 	i.ReleaseName, i.Namespace, i.Wait, i.Timeout = o.release, o.namespace, o.wait, o.timeout
+	i.TakeOwnership = o.takeOwnership
 	rel, err := i.Run(chrt, vals)
 	describe(&res, rel)
 	if err != nil {

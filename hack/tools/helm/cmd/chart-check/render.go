@@ -87,7 +87,10 @@ func decodeManifests(manifest string) ([]json.RawMessage, error) {
 	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 	out := []json.RawMessage{}
 	for _, k := range keys {
-		obj, err := yaml.YAMLToJSON([]byte(docs[k]))
+		// SplitManifests trims each document; Helm's own manifest ends
+		// each with a line break again, which a block scalar ending the
+		// document keeps (a text ending in "\n").
+		obj, err := yaml.YAMLToJSON([]byte(docs[k] + "\n"))
 		if err != nil {
 			return nil, fmt.Errorf("decode %s: %w\n%s", k, err, docs[k])
 		}
