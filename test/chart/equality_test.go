@@ -62,11 +62,11 @@ func equalityCases(t testing.TB) map[string]install.Values {
 			ECRCredentialProvider: true, ECRCredentialProviderBinDir: "/opt/kubelet/credential-providers",
 		},
 		"pod-options": {PodOptions: install.PodOptions{
-			NodeSelector: map[string]string{"node.kubernetes.io/pool": "system"},
-			Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "system", Effect: corev1.TaintEffectNoSchedule}},
-			Env:          []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.internal:3128"}, {Name: "NO_PROXY", Value: "169.254.169.254,.svc"}},
-			PodAnnotations: map[string]string{"example.com/owner": "platform"},
-			PodLabels:      map[string]string{"team": "platform"},
+			NodeSelector:     map[string]string{"node.kubernetes.io/pool": "system"},
+			Tolerations:      []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "system", Effect: corev1.TaintEffectNoSchedule}},
+			Env:              []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.internal:3128"}, {Name: "NO_PROXY", Value: "169.254.169.254,.svc"}},
+			PodAnnotations:   map[string]string{"example.com/owner": "platform"},
+			PodLabels:        map[string]string{"team": "platform"},
 			ImagePullSecrets: []corev1.LocalObjectReference{{Name: "mirror-pull"}},
 			ExtraVolumes: []corev1.Volume{{Name: "ca-certs", VolumeSource: corev1.VolumeSource{
 				HostPath: &corev1.HostPathVolumeSource{Path: "/etc/pki/tls/certs"},
