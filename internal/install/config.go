@@ -195,6 +195,6 @@ func (c *Configuration) ApplyTo(v *Values) error {
 		n := *c.ExpectedNodes
 		v.ExpectedNodes = &n
 	}
-	c.PodOptions.applyTo(&v.PodOptions)
+	c.applyTo(&v.PodOptions)
 	return nil
 }

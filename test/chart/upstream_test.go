@@ -30,7 +30,7 @@ const upstreamModule = "k8s.io/cloud-provider-aws@v1.37.0"
 // downloading the module through the Go proxy when it is not there.
 func upstreamChart(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("go", "mod", "download", "-json", upstreamModule)
+	cmd := exec.CommandContext(t.Context(), "go", "mod", "download", "-json", upstreamModule)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
 	out, err := cmd.Output()
