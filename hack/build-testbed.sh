@@ -28,7 +28,7 @@
 #
 # And chart-check (hack/tools/helm: the Helm v3 Go library's render, lint,
 # schema validation and release actions) into $TESTBED_BIN/chart-check, for
-# test/chart. About a minute cold; reused while its stamp (the Helm version
+# test/chart. About 2 minutes on 2 cores with cold Go caches; reused while its stamp (the Helm version
 # and a hash of the tool's sources and go.sum) matches.
 #
 # Output: $TESTBED_BIN (default: <repo>/_output/testbed/bin)
@@ -137,7 +137,7 @@ build_chart_check() {
 		echo "chart-check ($stamp): cached"
 		return
 	fi
-	echo "chart-check ($stamp): building (about a minute on 2 cores when the Go caches are cold)"
+	echo "chart-check ($stamp): building (about 2 minutes on 2 cores when the Go caches are cold)"
 	(cd "$dir" && go build -trimpath -ldflags "-s -w" -o "$BIN/chart-check" ./cmd/chart-check)
 	echo "$stamp" >"$BIN/chart-check.version"
 }

@@ -41,7 +41,7 @@ RACE_PKGS=(
 )
 # Suites that are nothing but test-bed tests: test-unit leaves them out
 # rather than build them to skip every test.
-TESTBED_ONLY='/test/(integration|ipv6|routes|rbac|migration|migrationbench|bench|tutorial|upstream|kops)$'
+TESTBED_ONLY='/test/(integration|ipv6|routes|rbac|migration|migrationbench|bench|tutorial|upstream|kops|chart)$'
 
 race_list=$(go list "${RACE_PKGS[@]}")
 all_list=$(go list ./...)

@@ -13,7 +13,7 @@
 //	chart-check render --chart DIR [--values FILE]... [--set k=v]... --release NAME --namespace NS [--kube-version v1.37.0]
 //	chart-check lint --chart DIR [--values FILE]... [--set k=v]... [--namespace NS] [--kube-version v1.37.0]
 //	chart-check schema --chart DIR [--values FILE]... [--set k=v]...
-//	chart-check install|upgrade --chart DIR --release NAME --namespace NS --kubeconfig FILE [--values FILE]... [--set k=v]... [--wait] [--timeout 5m]
+//	chart-check install|upgrade --chart DIR --release NAME --namespace NS --kubeconfig FILE [--values FILE]... [--set k=v]... [--take-ownership] [--wait] [--timeout 5m]
 //	chart-check uninstall --release NAME --namespace NS --kubeconfig FILE [--wait] [--timeout 5m]
 //
 // --values and --set merge as helm's own flags do (files in order, then each
@@ -36,7 +36,8 @@
 //
 // install, upgrade and uninstall run the real actions against the cluster
 // of the kubeconfig (its current context), storing releases in Secrets as
-// helm does by default, and print {"release", "namespace", "revision",
+// helm does by default (install --take-ownership adopts existing objects
+// that lack Helm's ownership metadata, as helm's flag does), and print {"release", "namespace", "revision",
 // "status", "notes", "error"} ("info" instead of "notes" for uninstall).
 // Helm's logs go to stderr.
 //

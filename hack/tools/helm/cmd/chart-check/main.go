@@ -27,7 +27,7 @@ const usage = `usage:
   chart-check render --chart DIR [--values FILE]... [--set k=v]... --release NAME --namespace NS [--kube-version V]
   chart-check lint --chart DIR [--values FILE]... [--set k=v]... [--namespace NS] [--kube-version V]
   chart-check schema --chart DIR [--values FILE]... [--set k=v]...
-  chart-check install|upgrade --chart DIR --release NAME --namespace NS --kubeconfig FILE [--values FILE]... [--set k=v]... [--wait] [--timeout D]
+  chart-check install|upgrade --chart DIR --release NAME --namespace NS --kubeconfig FILE [--values FILE]... [--set k=v]... [--take-ownership] [--wait] [--timeout D]
   chart-check uninstall --release NAME --namespace NS --kubeconfig FILE [--wait] [--timeout D]`
 
 // options are every subcommand's flags; each subcommand reads its own.
