@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/cli/termstatus"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/install/deploy"
@@ -141,9 +143,16 @@ records, or a second install in another namespace.`,
 				diffOut = &diff
 			}
 			ctx := cmd.Context()
+			progress := streams.Err
+			// On a terminal (and not -o json, which a program reads) each
+			// wait is one line that updates in place.
+			if live := termstatus.ForTerminal(streams.Err, os.Getenv); live != nil && o.Wait && format != formatJSON {
+				defer live.Close()
+				progress = live
+			}
 			r, err := deploy.Apply(ctx, clients, objs, deploy.ApplyOptions{
 				DryRun: o.DryRun, Force: o.Force, Diff: o.Diff, Out: diffOut, Wait: o.Wait, Timeout: o.Timeout,
-				Progress: streams.Err, Applied: func(r deploy.Report) error {
+				Progress: progress, Applied: func(r deploy.Report) error {
 					return writeReport(streams, format, reportDocument{Report: r, Diff: diff.String()})
 				},
 			})
