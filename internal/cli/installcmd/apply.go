@@ -106,6 +106,9 @@ Pods to hold the CCM's Lease (in the namespace the CCM was rendered with;
 with --leader-elect=false, for its Pods to be Ready instead), and for every
 Node to be initialised (providerID set, no uninitialized taint), and ends with
 the post-install checks of preflight. Ctrl-C stops it: "interrupted", exit 130.
+On a terminal each wait is one line that updates in place (what it waits for,
+the time elapsed, its state), replaced by its result; through a pipe, with
+TERM=dumb or with -o json it prints a line each time the state changes.
 
 apply records the install in the ConfigMap awsccmctl-install of its namespace
 (the objects it created, and those it found there: adopted, which never get
