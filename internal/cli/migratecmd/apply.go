@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -170,7 +169,7 @@ func (o *runOptions) runner(kube *clusterFlags, streams Streams, command string)
 		return nil, exitcode.UsageError(err)
 	}
 	// On a terminal each step's wait is one line that updates in place.
-	var out io.Writer = streams.Err
+	out := streams.Err
 	if live := termstatus.ForTerminal(streams.Err, os.Getenv); live != nil {
 		out = live
 	}
