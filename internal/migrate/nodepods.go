@@ -208,7 +208,9 @@ func (ro *nodePodRollout) run(ctx context.Context) error {
 			if err != nil {
 				return err // after the step ended, the caller's cancel ignores it
 			}
-			if s := ro.progress(pods); s != last {
+			if s := ro.progress(pods); ro.e.status != nil {
+				ro.e.status.setPods(s)
+			} else if s != last {
 				last = s
 				ro.printf("  node step Pods: %s", s)
 			}

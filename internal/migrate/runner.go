@@ -30,7 +30,9 @@ type Runner struct {
 	Plan    *MigrationPlan
 	Store   *Store
 	// Out receives the progress lines: each step, what it waits for, the
-	// elapsed time, and the evidence that passed its gate.
+	// elapsed time, and the evidence that passed its gate. When Out is a
+	// terminal's status line (apply.LiveLine), a step's wait is one line
+	// that updates in place instead of a line per change of its gate.
 	Out io.Writer
 	// Approve is asked before each step that changes something; nil
 	// approves everything (--approve).
@@ -95,6 +97,9 @@ type env struct {
 	guards *guardWatch
 	// kubeletReports is the kubelet gate's last read (kubeletsGate).
 	kubeletReports kubeletReportsRead
+	// status is the step's wait on a terminal's status line (nil: the wait
+	// prints lines).
+	status *waitStatus
 	// ns is the CCM's namespace (the plan's install values, defaulted).
 	ns     string
 	update func(context.Context, func(*Journal) error) (*Journal, error)
@@ -115,8 +120,13 @@ func (r *Runner) now() time.Time {
 
 func (r *Runner) printf(format string, a ...any) {
 	if r.Out != nil {
-		fmt.Fprintf(r.Out, "%s %s\n", r.now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, a...))
+		fmt.Fprintf(r.Out, "%s\n", r.stamp(format, a...))
 	}
+}
+
+// stamp is a progress line: the time, then the message.
+func (r *Runner) stamp(format string, a ...any) string {
+	return r.now().UTC().Format("15:04:05.000") + " " + fmt.Sprintf(format, a...)
 }
 
 // begin opens (or creates) the journal, checks it belongs to this plan and
@@ -344,6 +354,7 @@ func (r *Runner) runStep(ctx context.Context, e *env, i int, s *Step, undo bool)
 			r.printf("  waiting for the node step on %s: run there `%s`", strings.Join(s.Nodes, ", "), cmd)
 		}
 	}
+	e.status = r.beginWait(verb, s)
 	var res gateResult
 	var err error
 	if action == nil && phase != "" && r.NodePods != nil {
@@ -365,7 +376,7 @@ func (r *Runner) runStep(ctx context.Context, e *env, i int, s *Step, undo bool)
 	}); err != nil {
 		return err
 	}
-	r.printf("✓ %s %s passed its gate after %s", verb, s.Name, elapsed)
+	r.endf("✓ %s %s passed its gate after %s", verb, s.Name, elapsed)
 	for _, ev := range res.evidence {
 		r.printf("    %s", ev)
 	}
@@ -441,7 +452,7 @@ func (r *Runner) fail(ctx context.Context, e *env, s *Step, undo bool, err error
 		}
 		return nil
 	})
-	r.printf("✗ %s: %v", s.Name, err)
+	r.endf("✗ %s: %v", s.Name, err)
 	return err
 }
 
@@ -490,8 +501,11 @@ func (r *Runner) waitGate(ctx context.Context, e *env, s *Step, gate func(contex
 		if err := decideTimeout(s, e.stepStarted, r.now(), res); err != nil {
 			return res, err
 		}
-		// Progress: what the gate waits for, when it changes and every 30 s.
-		if seen := strings.Join(res.evidence, "; "); seen != lastSeen || r.now().Sub(lastPrint) >= 30*time.Second {
+		// Progress: what the gate waits for, on the status line at every
+		// poll, or as a line when it changes and every 30 s.
+		if seen := strings.Join(res.evidence, "; "); e.status != nil {
+			e.status.setGate(seen)
+		} else if seen != lastSeen || r.now().Sub(lastPrint) >= 30*time.Second {
 			lastPrint, lastSeen = r.now(), seen
 			r.printf("  waiting (%s): %s", r.now().Sub(e.stepStarted).Round(time.Second), seen)
 		}

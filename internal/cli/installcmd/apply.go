@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/cli/termstatus"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/install/deploy"
@@ -104,6 +106,9 @@ Pods to hold the CCM's Lease (in the namespace the CCM was rendered with;
 with --leader-elect=false, for its Pods to be Ready instead), and for every
 Node to be initialised (providerID set, no uninitialized taint), and ends with
 the post-install checks of preflight. Ctrl-C stops it: "interrupted", exit 130.
+On a terminal each wait is one line that updates in place (what it waits for,
+the time elapsed, its state), replaced by its result; through a pipe, with
+TERM=dumb or with -o json it prints a line each time the state changes.
 
 apply records the install in the ConfigMap awsccmctl-install of its namespace
 (the objects it created, and those it found there: adopted, which never get
@@ -141,9 +146,16 @@ records, or a second install in another namespace.`,
 				diffOut = &diff
 			}
 			ctx := cmd.Context()
+			progress := streams.Err
+			// On a terminal (and not -o json, which a program reads) each
+			// wait is one line that updates in place.
+			if live := termstatus.ForTerminal(streams.Err, os.Getenv); live != nil && o.Wait && format != formatJSON {
+				defer live.Close()
+				progress = live
+			}
 			r, err := deploy.Apply(ctx, clients, objs, deploy.ApplyOptions{
 				DryRun: o.DryRun, Force: o.Force, Diff: o.Diff, Out: diffOut, Wait: o.Wait, Timeout: o.Timeout,
-				Progress: streams.Err, Applied: func(r deploy.Report) error {
+				Progress: progress, Applied: func(r deploy.Report) error {
 					return writeReport(streams, format, reportDocument{Report: r, Diff: diff.String()})
 				},
 			})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/cli/termstatus"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
 )
 
@@ -59,6 +61,7 @@ func newApplyCommand(streams Streams, resume bool) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		defer closeLive(r)
 		ctx := cmd.Context()
 		if resume {
 			if _, err := r.Store.Load(ctx); err != nil {
@@ -89,6 +92,7 @@ func newRollbackCommand(streams Streams) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		defer closeLive(r)
 		ctx := cmd.Context()
 		r.Takeover = o.Takeover || r.Store.HolderDeadOn(ctx, r.Holder.Host)
 		return runError(ctx, r.Rollback(ctx, o.To))
@@ -134,6 +138,14 @@ func (o *runOptions) nodePods(p *migrate.MigrationPlan) (*migrate.NodePods, erro
 	return np, nil
 }
 
+// closeLive leaves a step's status line on the terminal as it stands when
+// the run ends during the wait.
+func closeLive(r *migrate.Runner) {
+	if live, ok := r.Out.(*termstatus.Line); ok {
+		live.Close()
+	}
+}
+
 // runner builds the Runner. The command's context ends on SIGINT/SIGTERM
 // (cmd/awsccmctl), which stops the run at once.
 func (o *runOptions) runner(kube *clusterFlags, streams Streams, command string) (*migrate.Runner, error) {
@@ -156,8 +168,13 @@ func (o *runOptions) runner(kube *clusterFlags, streams Streams, command string)
 	if err != nil {
 		return nil, exitcode.UsageError(err)
 	}
+	// On a terminal each step's wait is one line that updates in place.
+	out := streams.Err
+	if live := termstatus.ForTerminal(streams.Err, os.Getenv); live != nil {
+		out = live
+	}
 	r := &migrate.Runner{
-		Client: client, Applier: applier, Plan: p, Out: streams.Err, Poll: o.Poll,
+		Client: client, Applier: applier, Plan: p, Out: out, Poll: o.Poll,
 		Store:  &migrate.Store{Client: client, LocalPath: journalPath(o.Plan, o.JournalFile)},
 		Holder: holder(command), NodePods: nodePods,
 		NodeCommand: func(phase, scope string) string {

@@ -50,7 +50,9 @@ leader migration (KEP-2436) so the cloud loops never run twice.
 
 Exit codes: 0 done, 1 failed, 2 usage error, 3 unreachable, 5 plan refuses
 the cluster, 6 a gate or guard failed, 7 another run holds the migration,
-130 interrupted. Guide: docs/migrate-from-intree.md.`,
+130 interrupted. On a terminal, apply, resume and rollback show each step's
+wait as one line that updates in place; through a pipe, a line per change.
+Guide: docs/migrate-from-intree.md.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newPlanCommand(streams), newApplyCommand(streams, false), newApplyCommand(streams, true),

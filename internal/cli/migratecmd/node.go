@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
+	"github.com/awsccmctl/awsccmctl/internal/cli/termstatus"
 	"github.com/awsccmctl/awsccmctl/internal/kubeletrun"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
@@ -191,7 +192,7 @@ func runNode(ctx context.Context, o nodeOptions, kubeconfig, format string, stre
 			}
 		}
 		if touchesKCM(phase, nodephase.Scope(o.Scope)) && o.Wait > 0 {
-			report.KCMHealthz, err = waitKCM(ctx, o.Root, phase, o.Wait, streams.Err)
+			report.KCMHealthz, err = waitKCM(ctx, o.Root, phase, o.Wait, waitLog(streams, format))
 			if err != nil {
 				report.KCMHealthzError = err.Error()
 			}
@@ -418,6 +419,15 @@ func waitKCM(ctx context.Context, root string, phase nodephase.Phase, wait time.
 		return nil, err
 	}
 	return nodephase.WaitKCM(ctx, nodephase.NewHealthzClient(), ep, phase, wait, log)
+}
+
+// waitLog is where a wait's progress goes: on a terminal (and not -o json)
+// a status line that updates in place, otherwise a line per retry.
+func waitLog(streams Streams, format string) io.Writer {
+	if live := termstatus.ForTerminal(streams.Err, os.Getenv); live != nil && format != "json" {
+		return live
+	}
+	return streams.Err
 }
 
 // reportClient is the client the node reports with (and reads the Leases

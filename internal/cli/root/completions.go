@@ -2,6 +2,7 @@ package root
 
 import (
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -9,16 +10,19 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/cloud-provider/names"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/installcmd"
 	"github.com/awsccmctl/awsccmctl/internal/cli/migratecmd"
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/install/iampolicy"
+	"github.com/awsccmctl/awsccmctl/internal/kubeadmapi"
 	"github.com/awsccmctl/awsccmctl/internal/migrate"
 	"github.com/awsccmctl/awsccmctl/internal/migrate/nodephase"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/gather"
+	"github.com/awsccmctl/awsccmctl/internal/tagging"
 )
 
 // completer returns the values of a flag for the command being completed.
@@ -57,7 +61,42 @@ func flagCompleters() map[string]completer {
 		"cloud-routes": func(*cobra.Command) []string {
 			return []string{gather.CloudRoutesAuto, gather.CloudRoutesOn, gather.CloudRoutesOff}
 		},
+		"api-version": func(*cobra.Command) []string { return []string{kubeadmapi.V1beta3, kubeadmapi.V1beta4} },
+		"controllers": func(*cobra.Command) []string { return controllerCompletions() },
+		// apply --until and rollback --to name a step of the plan.
+		"until": planSteps,
+		"to":    planSteps,
 	}
+}
+
+// controllerCompletions are the --controllers values install accepts: *
+// and the CCM's controllers by name and alias (a name prefixed with - turns
+// it off; the shell completes the name after the dash as typed).
+func controllerCompletions() []string {
+	known := []string{tagging.ControllerName}
+	for alias, name := range names.CCMControllerAliases() {
+		known = append(known, alias, name)
+	}
+	sort.Strings(known)
+	return append([]string{"*"}, slices.Compact(known)...)
+}
+
+// planSteps are the step names of the plan file the command's --plan
+// names; none without a readable plan.
+func planSteps(cmd *cobra.Command) []string {
+	f := cmd.Flags().Lookup("plan")
+	if f == nil || f.Value.String() == "" {
+		return nil
+	}
+	data, err := os.ReadFile(f.Value.String())
+	if err != nil {
+		return nil
+	}
+	p, err := migrate.DecodePlan(data)
+	if err != nil {
+		return nil
+	}
+	return p.StepNames()
 }
 
 // phaseCompletions are the node command's --phase values.
@@ -110,9 +149,14 @@ func registerCompletions(root *cobra.Command) {
 	walk(root)
 }
 
-// outputCompletions are the -o values the command writes.
+// outputCompletions are the -o values the command writes; a command that
+// writes no document (the root, a group) offers the flag's own text and
+// json.
 func outputCompletions(cmd *cobra.Command) []string {
-	return outputFormats()[commandPath(cmd)]
+	if formats, ok := outputFormats()[commandPath(cmd)]; ok {
+		return formats
+	}
+	return []string{OutputText, OutputJSON}
 }
 
 // modeCompletions are the --mode values of preflight and of

@@ -89,7 +89,56 @@ func DeploymentRolledOut(d *appsv1.Deployment) (string, bool, error) {
 // rate limiter Wait returned an error" says nothing about what was not
 // ready. A cancelled ctx (Ctrl-C) wraps ctx.Err(), so the caller can say
 // interrupted. Any other error of check ends the wait at once.
+//
+// When out is a LiveLine (a terminal's status line) the wait shows as one
+// line titled what that updates in place, and ends as "✓ <what>: <state>"
+// or "✗ <what>: <error>" with the time it took, instead of a line per
+// change.
 func Poll(ctx context.Context, interval, timeout time.Duration, what string, check func(context.Context) (string, bool, error), out io.Writer) error {
+	if live, ok := out.(LiveLine); ok {
+		return pollLive(ctx, interval, timeout, what, check, live)
+	}
+	return poll(ctx, interval, timeout, what, check, out)
+}
+
+// LiveLine is a progress writer that can also show one status line that
+// updates in place (internal/cli/termstatus.Line, on a terminal): a wait
+// sets its state there rather than printing a line per change.
+type LiveLine interface {
+	io.Writer
+	// Begin starts the status line of a wait, titled.
+	Begin(title string)
+	// Update sets what the wait waits for now.
+	Update(state string)
+	// End replaces the status line by the wait's result, a permanent
+	// line.
+	End(result string)
+}
+
+// pollLive is Poll on a status line.
+func pollLive(ctx context.Context, interval, timeout time.Duration, what string, check func(context.Context) (string, bool, error), live LiveLine) error {
+	start := time.Now()
+	live.Begin(what)
+	last := ""
+	err := poll(ctx, interval, timeout, what, func(ctx context.Context) (string, bool, error) {
+		state, done, err := check(ctx)
+		if err == nil {
+			last = state
+			live.Update(state)
+		}
+		return state, done, err
+	}, nil)
+	took := time.Since(start).Round(100 * time.Millisecond)
+	if err != nil {
+		live.End(fmt.Sprintf("✗ %s (%s): %v", what, took, strings.TrimPrefix(err.Error(), what+": ")))
+		return err
+	}
+	live.End(fmt.Sprintf("✓ %s (%s): %s", what, took, last))
+	return nil
+}
+
+// poll is Poll printing a line per change of state to out (nil: nowhere).
+func poll(ctx context.Context, interval, timeout time.Duration, what string, check func(context.Context) (string, bool, error), out io.Writer) error {
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ticker := time.NewTicker(interval)

@@ -171,3 +171,63 @@ func TestPollTimeoutBeforeAnyState(t *testing.T) {
 		t.Fatalf("Poll: %v, want %s", err, want)
 	}
 }
+
+// liveRecorder is a LiveLine that records what a wait showed.
+type liveRecorder struct {
+	bytes.Buffer
+	calls []string
+}
+
+func (l *liveRecorder) Begin(title string)  { l.calls = append(l.calls, "begin "+title) }
+func (l *liveRecorder) Update(state string) { l.calls = append(l.calls, "update "+state) }
+func (l *liveRecorder) End(result string)   { l.calls = append(l.calls, "end "+result) }
+
+// states is a check that answers the given states in turn, done at the
+// last when done is set.
+func states(done bool, s ...string) func(context.Context) (string, bool, error) {
+	i := 0
+	return func(context.Context) (string, bool, error) {
+		st := s[min(i, len(s)-1)]
+		i++
+		return st, done && i >= len(s), nil
+	}
+}
+
+// TestPollOnStatusLine: on a terminal's status line a wait begins a line,
+// sets its state at every poll (the line throttles its redraws) and ends
+// it with the result; it prints no line of its own. On a plain writer it
+// prints a line per change, as before.
+func TestPollOnStatusLine(t *testing.T) {
+	live := &liveRecorder{}
+	err := Poll(context.Background(), time.Millisecond, time.Minute, "Nodes", states(true, "0 of 2", "0 of 2", "1 of 2", "initialised"), live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"begin Nodes", "update 0 of 2", "update 0 of 2", "update 1 of 2", "update initialised"}
+	if got := live.calls[:len(live.calls)-1]; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("calls %q, want %q then the end", got, want)
+	}
+	if end := live.calls[len(live.calls)-1]; !strings.HasPrefix(end, "end ✓ Nodes (") || !strings.HasSuffix(end, "): initialised") {
+		t.Errorf("ended with %q", end)
+	}
+	if live.Len() != 0 {
+		t.Errorf("printed lines besides the status line: %q", live.String())
+	}
+
+	live = &liveRecorder{}
+	err = Poll(context.Background(), time.Millisecond, 50*time.Millisecond, "DaemonSet/x/y", states(false, "0 of 1 Pods updated"), live)
+	if err == nil {
+		t.Fatal("a wait that never ends did not time out")
+	}
+	if end := live.calls[len(live.calls)-1]; !strings.HasPrefix(end, "end ✗ DaemonSet/x/y (") || !strings.HasSuffix(end, "): not ready after 50ms: 0 of 1 Pods updated") {
+		t.Errorf("a timed-out wait ended with %q", end)
+	}
+
+	var plain bytes.Buffer
+	if err := Poll(context.Background(), time.Millisecond, time.Minute, "Nodes", states(true, "0 of 2", "0 of 2", "1 of 2", "initialised"), &plain); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := plain.String(), "Nodes: 0 of 2\nNodes: 1 of 2\nNodes: initialised\n"; got != want {
+		t.Errorf("plain writer got\n%q\nwant\n%q", got, want)
+	}
+}

@@ -91,10 +91,17 @@ func GetHealthz(ctx context.Context, client *http.Client, url string) ([]string,
 
 // WaitKCM waits, up to wait, for the kube-controller-manager at ep to answer
 // /healthz?verbose as the phase wants: after control-plane-external, with
-// none of the migrated controllers. It logs each retry to log.
+// none of the migrated controllers. It logs each retry to log, or, when log
+// is a terminal's status line (statusLine), shows the wait as one line that
+// updates in place.
 func WaitKCM(ctx context.Context, client *http.Client, ep KCMEndpoint, phase Phase, wait time.Duration, log io.Writer) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	start := time.Now()
+	live, _ := log.(statusLine)
+	if live != nil {
+		live.Begin("waiting for kube-controller-manager (" + ep.URL + ")")
+	}
 	var last string
 	for {
 		checks, err := GetHealthz(ctx, client, ep.URL)
@@ -104,13 +111,32 @@ func WaitKCM(ctx context.Context, client *http.Client, ep KCMEndpoint, phase Pha
 		case phase == PhaseControlPlaneExternal && len(leadermigration.Running(checks, leadermigration.KCMNames())) > 0:
 			last = fmt.Sprintf("still runs %v", leadermigration.Running(checks, leadermigration.KCMNames()))
 		default:
+			if live != nil {
+				live.End(fmt.Sprintf("kube-controller-manager (%s) answers after %s", ep.URL, time.Since(start).Round(100*time.Millisecond)))
+			}
 			return checks, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%s after %s: %s", ep.URL, wait, last)
+			err := fmt.Errorf("%s after %s: %s", ep.URL, wait, last)
+			if live != nil {
+				live.End("kube-controller-manager: " + err.Error())
+			}
+			return nil, err
 		case <-time.After(500 * time.Millisecond):
 		}
-		fmt.Fprintf(log, "waiting for kube-controller-manager (%s): %s\n", ep.URL, last)
+		if live != nil {
+			live.Update(last)
+		} else {
+			fmt.Fprintf(log, "waiting for kube-controller-manager (%s): %s\n", ep.URL, last)
+		}
 	}
+}
+
+// statusLine is a terminal's status line (internal/cli/termstatus.Line): a
+// wait updates it in place rather than printing a line per retry.
+type statusLine interface {
+	Begin(title string)
+	Update(state string)
+	End(result string)
 }

@@ -1,14 +1,18 @@
 package nodephase
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/awsccmctl/awsccmctl/internal/cli/termstatus"
 	"github.com/awsccmctl/awsccmctl/internal/nodefiles"
 )
 
@@ -80,4 +84,63 @@ func TestWaitKCMTimesOutNamingTheLastAnswer(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "HTTP 500") {
 		t.Errorf("err = %v, want a timeout naming HTTP 500", err)
 	}
+}
+
+// TestWaitKCMOnATerminal: on a terminal's status line the wait is one line
+// that updates in place and ends with the answer; on a pipe it is a line
+// per retry.
+func TestWaitKCMOnATerminal(t *testing.T) {
+	serve := func() *httptest.Server {
+		calls := 0
+		return httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			calls++
+			if calls <= 2 {
+				http.Error(w, "not ready", http.StatusInternalServerError)
+				return
+			}
+			_, _ = io.WriteString(w, "[+]ping ok\nhealthz check passed\n")
+		}))
+	}
+	srv := serve()
+	defer srv.Close()
+	var screen syncBuffer
+	live := termstatus.New(&screen, termstatus.Options{Interval: 20 * time.Millisecond})
+	if _, err := WaitKCM(context.Background(), srv.Client(), KCMEndpoint{URL: srv.URL}, PhaseControlPlaneExternal, 10*time.Second, live); err != nil {
+		t.Fatal(err)
+	}
+	got := screen.String()
+	if n := strings.Count(got, "\n"); n != 1 || !strings.Contains(got, "\r\x1b[Kkube-controller-manager ("+srv.URL+") answers after ") {
+		t.Errorf("%d lines on the terminal, want the one result line:\n%q", n, got)
+	}
+	if !regexp.MustCompile(`\r\x1b\[Kwaiting for kube-controller-manager \(` + regexp.QuoteMeta(srv.URL) + `\) \(\ds\): HTTP 500`).MatchString(got) {
+		t.Errorf("the status line never showed the retry's reason:\n%q", got)
+	}
+
+	srv2 := serve()
+	defer srv2.Close()
+	var plain bytes.Buffer
+	if _, err := WaitKCM(context.Background(), srv2.Client(), KCMEndpoint{URL: srv2.URL}, PhaseControlPlaneExternal, 10*time.Second, &plain); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Repeat("waiting for kube-controller-manager ("+srv2.URL+"): HTTP 500\n", 2); plain.String() != want {
+		t.Errorf("a pipe got\n%q\nwant\n%q", plain.String(), want)
+	}
+}
+
+// syncBuffer is a buffer the status line's redraws and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
