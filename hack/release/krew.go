@@ -81,7 +81,7 @@ func krewManifest(version string, archives []krewArchive) ([]byte, error) {
 		Metadata:   KrewMetadata{Name: krewPluginName},
 		Spec: KrewPluginSpec{
 			Version:          version,
-			Homepage:         "https://github.com/awsccmctl/awsccmctl",
+			Homepage:         sourceURL,
 			ShortDescription: "Install and migrate to the external AWS cloud controller manager",
 			Description: "awsccmctl as a kubectl plugin: preflight checks a cluster on AWS for the external\n" +
 				"cloud controller manager, install renders and applies it, and\n" +

@@ -9,9 +9,13 @@ import (
 	"time"
 )
 
+// sourceURL is the project's repository: the krew manifest's homepage and,
+// with /commit/<commit>, the SBOMs' VCS reference.
+const sourceURL = "https://github.com/awsccmctl/awsccmctl"
+
 // defaultDownloadURL is where a release's files are published, followed by
 // the version: the krew manifest's archive URIs start with it.
-const defaultDownloadURL = "https://github.com/awsccmctl/awsccmctl/releases/download/"
+const defaultDownloadURL = sourceURL + "/releases/download/"
 
 // releasedBinaries are the binaries a release may hold and the platforms
 // each is built for (hack/release.sh builds them; anything else in

@@ -34,14 +34,15 @@ func (r release) sbom(b binary, content []byte) ([]byte, error) {
 		return nil, fmt.Errorf("read Go build information: %w", err)
 	}
 	main := cdx.Component{
-		BOMRef:     goPURL(info.Main.Path, r.version),
-		Type:       cdx.ComponentTypeApplication,
-		Name:       b.name,
-		Version:    r.version,
-		PackageURL: goPURL(info.Main.Path, r.version) + "?goos=" + b.goos + "&goarch=" + b.goarch,
+		BOMRef:  goPURL(info.Main.Path, r.version),
+		Type:    cdx.ComponentTypeApplication,
+		Name:    b.name,
+		Version: r.version,
+		// purl's qualifiers, sorted by key as the spec wants.
+		PackageURL: goPURL(info.Main.Path, r.version) + "?goarch=" + b.goarch + "&goos=" + b.goos,
 		Hashes:     &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: sha256Hex(content)}},
 		ExternalReferences: &[]cdx.ExternalReference{
-			{Type: cdx.ERTypeVCS, URL: "https://" + info.Main.Path + "@" + r.commit},
+			{Type: cdx.ERTypeVCS, URL: sourceURL + "/commit/" + r.commit},
 		},
 		Properties: buildProperties(b, info),
 	}
