@@ -13,5 +13,6 @@
 //
 // make test builds a subset of the matrix (releaseTargets); hack/release.sh
 // --verify runs the same test over the whole matrix and the image index
-// (RELEASE_FULL=1), the second build with an empty Go build cache.
+// (RELEASE_FULL=1), the second build with an empty Go build cache
+// (RELEASE_COLD_CACHE=1).
 package release
