@@ -45,9 +45,6 @@ type binary struct {
 	path               string
 }
 
-// platform is the os-arch folder name.
-func (b binary) platform() string { return b.goos + "-" + b.goarch }
-
 // archiveName is the file name of b's archive.
 func (b binary) archiveName(version string) string {
 	return fmt.Sprintf("%s-%s-%s-%s.tar.gz", b.name, version, b.goos, b.goarch)

@@ -11,10 +11,10 @@ import (
 	"testing"
 )
 
-// archiveFor names the archive of a binary for a platform, as
-// hack/release names it.
-func archiveFor(r built, name, goos, goarch string) string {
-	return fmt.Sprintf("%s-%s-%s-%s.tar.gz", name, r.version, goos, goarch)
+// cliArchive names awsccmctl's archive for a platform, as hack/release
+// names it.
+func cliArchive(r built, goos, goarch string) string {
+	return fmt.Sprintf("awsccmctl-%s-%s-%s.tar.gz", r.version, goos, goarch)
 }
 
 // extract writes the file member of the archive into dir, executable, and
@@ -47,7 +47,7 @@ func extract(t *testing.T, archive, member, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := io.Copy(out, tr); err != nil {
+	if _, err := io.CopyN(out, tr, h.Size); err != nil {
 		t.Fatal(err)
 	}
 	if err := out.Close(); err != nil {

@@ -47,7 +47,7 @@ func checkBootstrap(t *testing.T, repo string, r built) {
 		t.Fatalf("%s does not show %s as it is: copy the script into its sh block", bootstrapPage, bootstrapScript)
 	}
 	emu := awsemu.StartT(t, awsemu.DemoFixture())
-	archive := archiveFor(r, "awsccmctl", "linux", runtime.GOARCH)
+	archive := cliArchive(r, "linux", runtime.GOARCH)
 
 	t.Run("installs-and-writes-the-node-config", func(t *testing.T) {
 		node := runBootstrap(t, repo, r, http.Dir(r.dir), emu)

@@ -101,7 +101,7 @@ func untar(t *testing.T, archive, dir string) {
 		case tar.TypeReg:
 			var out *os.File
 			if out, err = os.Create(p); err == nil {
-				_, err = io.Copy(out, tr)
+				_, err = io.CopyN(out, tr, h.Size)
 				if cerr := out.Close(); err == nil {
 					err = cerr
 				}

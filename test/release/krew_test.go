@@ -84,7 +84,7 @@ func checkKrewManifest(t *testing.T, r built) {
 	}
 	for _, pl := range p.Spec.Platforms {
 		goos, goarch := pl.Selector.MatchLabels["os"], pl.Selector.MatchLabels["arch"]
-		want := archiveFor(r, "awsccmctl", goos, goarch)
+		want := cliArchive(r, goos, goarch)
 		if len(pl.Selector.MatchLabels) != 2 || !archives[want] {
 			t.Errorf("platform %v selects no archive of the release", pl.Selector.MatchLabels)
 			continue
@@ -111,7 +111,7 @@ func checkKrewManifest(t *testing.T, r built) {
 // checkVersion runs the released native awsccmctl: it prints the version
 // the release is named after.
 func checkVersion(t *testing.T, r built) {
-	bin := extract(t, r.file(archiveFor(r, "awsccmctl", "linux", runtime.GOARCH)), "awsccmctl", t.TempDir())
+	bin := extract(t, r.file(cliArchive(r, "linux", runtime.GOARCH)), "awsccmctl", t.TempDir())
 	out := run(t, "", nil, bin, "version")
 	if !strings.Contains(out, r.version) {
 		t.Errorf("awsccmctl version printed %q, want the release's %s", out, r.version)
@@ -125,7 +125,7 @@ func checkVersion(t *testing.T, r built) {
 // awsccm` for `awsccmctl`.
 func checkPluginName(t *testing.T, r built) {
 	dir := t.TempDir()
-	cli := extract(t, r.file(archiveFor(r, "awsccmctl", "linux", runtime.GOARCH)), "awsccmctl", dir)
+	cli := extract(t, r.file(cliArchive(r, "linux", runtime.GOARCH)), "awsccmctl", dir)
 	store := filepath.Join(dir, "store", "kubectl-awsccm")
 	if err := os.MkdirAll(filepath.Dir(store), 0o755); err != nil {
 		t.Fatal(err)

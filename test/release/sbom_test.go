@@ -39,7 +39,7 @@ func checkSBOMs(t *testing.T, repo string, r built) {
 		t.Fatal("no archives in the release")
 	}
 
-	archive := archiveFor(r, "awsccmctl", "linux", runtime.GOARCH)
+	archive := cliArchive(r, "linux", runtime.GOARCH)
 	bin := extract(t, r.file(archive), "awsccmctl", t.TempDir())
 	content, err := os.ReadFile(bin)
 	if err != nil {

@@ -65,7 +65,7 @@ func TestPluginHelpSaysKubectlAwsccm(t *testing.T) {
 			if cliLines[i] == pluginLines[i] {
 				continue
 			}
-			if strings.Replace(pluginLines[i], pluginDisplayName, "awsccmctl", -1) != cliLines[i] {
+			if strings.ReplaceAll(pluginLines[i], pluginDisplayName, "awsccmctl") != cliLines[i] {
 				t.Errorf("%s: line %d differs beyond the name:\n  awsccmctl:      %q\n  kubectl-awsccm: %q", strings.Join(args, " "), i, cliLines[i], pluginLines[i])
 			}
 			if strings.HasPrefix(strings.TrimSpace(pluginLines[i]), pluginDisplayName+" ") && strings.HasPrefix(cliLines[i], "  awsccmctl") {
