@@ -20,7 +20,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// Run as kubectl-awsccm (kubectl's plugin name, which krew installs),
 	// help and errors say `kubectl awsccm`.
-	err := root.ExecuteAs(ctx, os.Args[0], root.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args[1:])
+	err := root.Execute(ctx, root.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, InvokedAs: os.Args[0]}, os.Args[1:])
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", root.DisplayName(os.Args[0]), err)

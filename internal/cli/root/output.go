@@ -37,18 +37,12 @@ type ErrorInfo struct {
 // stdout is exactly one JSON document (ErrorDocument on failure). A signal
 // that cancelled ctx makes the error an interruption (exit 130).
 func Execute(ctx context.Context, streams Streams, args []string) error {
-	return execute(ctx, streams, args, nil)
-}
-
-// execute is Execute with present, when set, applied to the command tree
-// before it runs (ExecuteAs).
-func execute(ctx context.Context, streams Streams, args []string, present func(*cobra.Command)) error {
 	gate := &jsonStdout{out: streams.Out, errOut: streams.Err}
 	// The commands get ctx through cobra: ExecuteContextC makes it every
 	// command's cmd.Context(), which contextcheck cannot follow.
 	cmd := newCommand(Streams{In: streams.In, Out: gate, Err: streams.Err}, gate) //nolint:contextcheck // see above
-	if present != nil {
-		present(cmd)
+	if isPlugin(streams.InvokedAs) {
+		presentAsPlugin(cmd)
 	}
 	cmd.SetArgs(args)
 	ran, err := cmd.ExecuteContextC(ctx)

@@ -1,7 +1,6 @@
 package root
 
 import (
-	"context"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,7 +13,8 @@ import (
 // release's awsccmctl; hack/release's krew manifest).
 const PluginBinary = "kubectl-awsccm"
 
-// pluginDisplayName is how help names the CLI when run as PluginBinary.
+// pluginDisplayName is how help names the CLI when run as PluginBinary
+// (Streams.InvokedAs).
 const pluginDisplayName = "kubectl awsccm"
 
 // DisplayName is how the CLI calls itself when run as argv0 (os.Args[0]):
@@ -30,17 +30,6 @@ func DisplayName(argv0 string) string {
 // finds plugins on Windows).
 func isPlugin(argv0 string) bool {
 	return strings.TrimSuffix(filepath.Base(argv0), ".exe") == PluginBinary
-}
-
-// ExecuteAs is Execute for the binary run as argv0: under PluginBinary's
-// name, usage lines, help and examples say `kubectl awsccm` where they say
-// `awsccmctl`; flags, output and exit codes are the same.
-func ExecuteAs(ctx context.Context, argv0 string, streams Streams, args []string) error {
-	var present func(*cobra.Command)
-	if isPlugin(argv0) {
-		present = presentAsPlugin
-	}
-	return execute(ctx, streams, args, present)
 }
 
 // commandLine finds awsccmctl starting an indented line, as the examples

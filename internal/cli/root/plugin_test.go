@@ -14,7 +14,7 @@ import (
 func executeAs(t *testing.T, argv0 string, args ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	if err := ExecuteAs(context.Background(), argv0, Streams{Out: &out, Err: &errOut}, args); err != nil {
+	if err := Execute(context.Background(), Streams{Out: &out, Err: &errOut, InvokedAs: argv0}, args); err != nil {
 		t.Fatalf("%s %q: %v\n%s", argv0, args, err, errOut.String())
 	}
 	return out.String()
