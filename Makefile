@@ -1,5 +1,5 @@
 # Thin wrappers over hack/ scripts; the scripts hold the logic.
-.PHONY: all build test test-unit bench bench-compare bench-migration lint verify demo demo-up demo-down clean testbed image
+.PHONY: all build test test-unit bench bench-compare bench-migration lint verify demo demo-up demo-down clean testbed image release
 
 all: build
 
@@ -39,8 +39,11 @@ demo-up: ## The demo, then leave its control plane and emulator running (. _outp
 demo-down: ## Stop what demo-up left running
 	hack/demo.sh down
 
-image: ## OCI image tarball into _output/image (PLATFORM=linux/arm64, FORMAT=docker)
+image: ## OCI image tarball into _output/image (PLATFORM=linux/arm64, FORMAT=docker; PLATFORM=linux/amd64,linux/arm64: one image index)
 	hack/image.sh
+
+release: ## Reproducible release into _output/release/<version>: tarballs for every platform, SBOMs, SHA256SUMS, the krew manifest, the multi-arch image index (hack/release.sh --verify builds twice and compares)
+	hack/release.sh
 
 clean:
 	rm -rf _output

@@ -7,6 +7,8 @@
 #
 #   hack/image.sh [--platform linux/amd64|linux/arm64] [--format oci|docker]
 #   make image PLATFORM=linux/arm64 FORMAT=docker
+#   make image PLATFORM=linux/amd64,linux/arm64   one OCI image index over both,
+#                         _output/image/aws-cloud-controller-manager-<version>.oci.tar
 #
 # File mtimes and the created time come from SOURCE_DATE_EPOCH, else the
 # commit time, so building the same tree twice gives the same digest.
@@ -24,26 +26,39 @@ while [ $# -gt 0 ]; do
 	*) echo "usage: $0 [--platform linux/amd64|linux/arm64] [--format oci|docker]" >&2; exit 2 ;;
 	esac
 done
-case "$PLATFORM" in
-linux/amd64 | linux/arm64) ;;
-*) echo "unsupported platform $PLATFORM: use linux/amd64 or linux/arm64" >&2; exit 2 ;;
-esac
-ARCH=${PLATFORM#linux/}
+for p in ${PLATFORM//,/ }; do
+	case "$p" in
+	linux/amd64 | linux/arm64) ;;
+	*) echo "unsupported platform $p: use linux/amd64, linux/arm64 or both, comma-separated" >&2; exit 2 ;;
+	esac
+done
 
 # VERSION, COMMIT, LDFLAGS
 . "$ROOT/hack/lib/version.sh"
 EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 
 OUT=$ROOT/_output/image
-mkdir -p "$OUT/bin-$ARCH" "$OUT/tools"
-for cmd in aws-cloud-controller-manager ecr-credential-provider awsccmctl; do
-	CGO_ENABLED=0 GOOS=linux GOARCH=$ARCH go build -trimpath -ldflags "$LDFLAGS" \
-		-o "$OUT/bin-$ARCH/$cmd" "./cmd/$cmd"
+# The binaries of each platform in bin/linux-<arch>, as --bin-dir reads them.
+mkdir -p "$OUT/bin" "$OUT/tools"
+for p in ${PLATFORM//,/ }; do
+	ARCH=${p#linux/}
+	for cmd in aws-cloud-controller-manager ecr-credential-provider awsccmctl; do
+		CGO_ENABLED=0 GOOS=linux GOARCH=$ARCH go build -trimpath -ldflags "$LDFLAGS" \
+			-o "$OUT/bin/linux-$ARCH/$cmd" "./cmd/$cmd"
+	done
 done
 # The image tool runs here, so it is built for this machine.
 GOOS= GOARCH= go build -o "$OUT/tools/image" ./hack/image
-"$OUT/tools/image" --binary "$OUT/bin-$ARCH/aws-cloud-controller-manager" \
-	--ecr-credential-provider "$OUT/bin-$ARCH/ecr-credential-provider" \
-	--awsccmctl "$OUT/bin-$ARCH/awsccmctl" \
-	--platform "$PLATFORM" --format "$FORMAT" --version "$VERSION" --revision "$COMMIT" \
-	--epoch "$EPOCH" --output-dir "$OUT"
+case "$PLATFORM" in
+*,*)
+	"$OUT/tools/image" --bin-dir "$OUT/bin" --platform "$PLATFORM" --format "$FORMAT" \
+		--version "$VERSION" --revision "$COMMIT" --epoch "$EPOCH" --output-dir "$OUT"
+	;;
+*)
+	BIN=$OUT/bin/linux-${PLATFORM#linux/}
+	"$OUT/tools/image" --binary "$BIN/aws-cloud-controller-manager" \
+		--ecr-credential-provider "$BIN/ecr-credential-provider" --awsccmctl "$BIN/awsccmctl" \
+		--platform "$PLATFORM" --format "$FORMAT" --version "$VERSION" --revision "$COMMIT" \
+		--epoch "$EPOCH" --output-dir "$OUT"
+	;;
+esac

@@ -39,9 +39,10 @@ RACE_PKGS=(
 	./test/ipv6/...
 	./test/routes/...
 )
-# Suites that are nothing but test-bed tests: test-unit leaves them out
-# rather than build them to skip every test.
-TESTBED_ONLY='/test/(integration|ipv6|routes|rbac|migration|migrationbench|bench|tutorial|upstream|kops|chart)$'
+# Suites that are nothing but test-bed tests (test/release: builds the
+# release twice): test-unit leaves them out rather than build them to skip
+# every test.
+TESTBED_ONLY='/test/(integration|ipv6|routes|rbac|migration|migrationbench|bench|tutorial|upstream|kops|chart|release)$'
 
 race_list=$(go list "${RACE_PKGS[@]}")
 all_list=$(go list ./...)

@@ -18,10 +18,12 @@ func main() {
 	// migration run stops at once and says it was interrupted (exit 130,
 	// root.Execute).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := root.Execute(ctx, root.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args[1:])
+	// Run as kubectl-awsccm (kubectl's plugin name, which krew installs),
+	// help and errors say `kubectl awsccm`.
+	err := root.Execute(ctx, root.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, InvokedAs: os.Args[0]}, os.Args[1:])
 	stop()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "awsccmctl: %v\n", err)
+		fmt.Fprintf(os.Stderr, "%s: %v\n", root.DisplayName(os.Args[0]), err)
 		os.Exit(exitcode.Of(err))
 	}
 }

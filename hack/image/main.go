@@ -33,6 +33,9 @@ type options struct {
 	epoch      string
 	outputDir  string
 	repository string
+	// binDir, for a multi-platform index, holds each platform's binaries
+	// as linux-<arch>/<name> instead of --binary and its siblings.
+	binDir string
 }
 
 func run(args []string, stdout io.Writer) error {
@@ -41,7 +44,8 @@ func run(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.binary, "binary", "", "static aws-cloud-controller-manager binary for --platform (required)")
 	fs.StringVar(&o.ecrBinary, "ecr-credential-provider", "", "static ecr-credential-provider binary for --platform (required)")
 	fs.StringVar(&o.awsccmctl, "awsccmctl", "", "static awsccmctl binary for --platform (required)")
-	fs.StringVar(&o.platform, "platform", "linux/amd64", "image platform: linux/amd64 or linux/arm64")
+	fs.StringVar(&o.platform, "platform", "linux/amd64", "image platform: linux/amd64 or linux/arm64; with --bin-dir a comma-separated list, written as one image index")
+	fs.StringVar(&o.binDir, "bin-dir", "", "folder of static binaries as linux-<arch>/{aws-cloud-controller-manager,ecr-credential-provider,awsccmctl}: writes a multi-platform OCI image index over --platform (instead of --binary, --ecr-credential-provider and --awsccmctl)")
 	fs.StringVar(&o.format, "format", formatOCI, "archive format: oci (OCI image layout tar) or docker (docker load / kind load image-archive)")
 	fs.StringVar(&o.version, "version", "v0.0.0-dev", "version label and tag")
 	fs.StringVar(&o.revision, "revision", "unknown", "git commit for the revision label")
@@ -73,6 +77,9 @@ func tagFor(version string) string {
 }
 
 func build(o options, stdout io.Writer) error {
+	if o.binDir != "" {
+		return buildIndex(o, stdout)
+	}
 	var problems []error
 	if o.binary == "" {
 		problems = append(problems, fmt.Errorf("--binary is required"))

@@ -41,6 +41,9 @@ func Execute(ctx context.Context, streams Streams, args []string) error {
 	// The commands get ctx through cobra: ExecuteContextC makes it every
 	// command's cmd.Context(), which contextcheck cannot follow.
 	cmd := newCommand(Streams{In: streams.In, Out: gate, Err: streams.Err}, gate) //nolint:contextcheck // see above
+	if isPlugin(streams.InvokedAs) {
+		presentAsPlugin(cmd)
+	}
 	cmd.SetArgs(args)
 	ran, err := cmd.ExecuteContextC(ctx)
 	if err != nil && ctx.Err() != nil && exitcode.Of(err) != exitcode.Interrupted {

@@ -35,9 +35,12 @@ const (
 
 // Streams are where commands write: results to Out, progress and logs to
 // Err; In answers prompts (nil: none, so commands that ask need --approve).
+// InvokedAs is the binary's os.Args[0], for Execute: run as PluginBinary,
+// help names the CLI `kubectl awsccm` (plugin.go); empty is awsccmctl.
 type Streams struct {
-	In       io.Reader
-	Out, Err io.Writer
+	In        io.Reader
+	Out, Err  io.Writer
+	InvokedAs string
 }
 
 // NewCommand returns the root command. Execute runs it with -o json's
