@@ -1,5 +1,7 @@
 // Command awsccmctl moves Kubernetes clusters on AWS to the external cloud
-// controller manager. All behaviour lives in internal/cli.
+// controller manager. All behaviour lives in internal/cli. Installed as
+// kubectl-awsccm (krew does), it runs as `kubectl awsccm` and its help
+// says so.
 package main
 
 import (
