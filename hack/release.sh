@@ -11,6 +11,8 @@
 #   aws-cloud-controller-manager-<tag>.oci.tar
 #                            the image (hack/image) as one OCI image index
 #                            over linux/amd64 and linux/arm64
+#   aws-cloud-controller-manager-<version without v>.tgz
+#                            the Helm chart, its version and appVersion stamped
 #   SHA256SUMS               over all of the above (sha256sum -c)
 #
 # The same commit gives the same bytes: archive mtimes, the image's times
@@ -84,7 +86,7 @@ download=()
 if [ -n "${RELEASE_DOWNLOAD_URL:-}" ]; then
 	download=(--download-url "$RELEASE_DOWNLOAD_URL")
 fi
-"$BUILD/tools/release" --bin-dir "$BUILD/bin" --output-dir "$OUT" \
+"$BUILD/tools/release" --bin-dir "$BUILD/bin" --output-dir "$OUT" --chart-dir charts/aws-cloud-controller-manager \
 	--version "$VERSION" --commit "$COMMIT" --epoch "$EPOCH" "${download[@]}" >/dev/null
 (cd "$OUT" && sha256sum -c --quiet SHA256SUMS)
 # The binaries are in the tarballs; the build folder would only double

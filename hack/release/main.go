@@ -22,6 +22,7 @@ func main() {
 type options struct {
 	binDir      string
 	outputDir   string
+	chartDir    string
 	version     string
 	commit      string
 	epoch       string
@@ -32,6 +33,7 @@ func run(args []string, stdout io.Writer) error {
 	o := options{}
 	fs := flag.NewFlagSet("release", flag.ContinueOnError)
 	fs.StringVar(&o.binDir, "bin-dir", "", "folder of the built binaries, as <os>-<arch>/<name> (required)")
+	fs.StringVar(&o.chartDir, "chart-dir", "", "the Helm chart to package, stamped with --version (optional)")
 	fs.StringVar(&o.outputDir, "output-dir", "", "folder the release files are written to (required)")
 	fs.StringVar(&o.version, "version", "", "release version, vX.Y.Z[-...] (required)")
 	fs.StringVar(&o.commit, "commit", "", "git commit the binaries were built from (required)")
@@ -85,6 +87,6 @@ func (o options) complete() (release, error) {
 	if url == "" {
 		url = defaultDownloadURL + o.version
 	}
-	return release{binDir: o.binDir, outputDir: o.outputDir, version: o.version, commit: o.commit,
+	return release{binDir: o.binDir, outputDir: o.outputDir, chartDir: o.chartDir, version: o.version, commit: o.commit,
 		created: created, downloadURL: strings.TrimSuffix(url, "/")}, nil
 }

@@ -34,9 +34,11 @@ const cliName = "awsccmctl"
 // release is a checked set of flags.
 type release struct {
 	binDir, outputDir string
-	version, commit   string
-	created           time.Time
-	downloadURL       string
+	// chartDir, when set, is the Helm chart to package.
+	chartDir        string
+	version, commit string
+	created         time.Time
+	downloadURL     string
 }
 
 // binary is one built binary of the release.
@@ -126,6 +128,15 @@ func (r release) write() ([]string, error) {
 		}
 		if b.name == cliName {
 			krewArchives = append(krewArchives, krewArchive{goos: b.goos, goarch: b.goarch, uri: r.downloadURL + "/" + name, sha256: sha256Hex(archive)})
+		}
+	}
+	if r.chartDir != "" {
+		chart, err := r.packageChart(r.chartDir)
+		if err != nil {
+			return nil, fmt.Errorf("chart: %w", err)
+		}
+		if err := writeFile(filepath.Join(r.outputDir, chartArchiveName(r.version)), chart); err != nil {
+			return nil, err
 		}
 	}
 	if len(krewArchives) > 0 {

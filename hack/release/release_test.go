@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,4 +187,61 @@ func buildHello(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestPackageChart: the chart is packaged as helm package does, under its
+// name, with the release's version and appVersion, and the same bytes
+// twice.
+func TestPackageChart(t *testing.T) {
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "Chart.yaml"), "apiVersion: v2\nname: aws-cloud-controller-manager\nversion: 0.0.0-dev\nappVersion: v0.0.0-dev\n")
+	writeTestFile(t, filepath.Join(dir, "templates", "cm.yaml"), "kind: ConfigMap\n")
+	r := release{version: "v1.2.3", created: time.Unix(1700000000, 0).UTC()}
+	a, err := r.packageChart(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.packageChart(dir)
+	if err != nil || !bytes.Equal(a, b) {
+		t.Fatalf("two packages differ (%v)", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	got := map[string]string{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		content, _ := io.ReadAll(tr)
+		got[h.Name] = string(content)
+		if !h.ModTime.Equal(r.created) || h.Uid != 0 || h.Mode != 0o644 {
+			t.Errorf("%s: mtime %v, uid %d, mode %o", h.Name, h.ModTime, h.Uid, h.Mode)
+		}
+	}
+	if got["aws-cloud-controller-manager/Chart.yaml"] != "apiVersion: v2\nname: aws-cloud-controller-manager\nversion: 1.2.3\nappVersion: v1.2.3\n" {
+		t.Errorf("Chart.yaml not stamped: %q", got["aws-cloud-controller-manager/Chart.yaml"])
+	}
+	if got["aws-cloud-controller-manager/templates/cm.yaml"] != "kind: ConfigMap\n" || len(got) != 2 {
+		t.Errorf("entries %v", got)
+	}
+	if chartArchiveName(r.version) != "aws-cloud-controller-manager-1.2.3.tgz" {
+		t.Errorf("name %s", chartArchiveName(r.version))
+	}
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

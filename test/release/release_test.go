@@ -77,6 +77,7 @@ func TestReleaseReproducible(t *testing.T) {
 	t.Run("version", func(t *testing.T) { checkVersion(t, a) })
 	t.Run("krew", func(t *testing.T) { checkKrewManifest(t, a) })
 	t.Run("kubectl-plugin", func(t *testing.T) { checkPluginName(t, a) })
+	t.Run("chart", func(t *testing.T) { checkChart(t, a) })
 	if os.Getenv(fullEnv) != "" {
 		t.Run("image-index", func(t *testing.T) { checkImageIndex(t, a) })
 	}
