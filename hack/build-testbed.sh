@@ -26,6 +26,18 @@
 # of the tool's sources and go.sum) matches. TESTBED_KOPS=0 skips it (test/kops then
 # skips, or fails when $CI is set).
 #
+# And the monitoring tools: promop-crds (hack/tools/promop: prometheus-operator
+# v0.94.1's ServiceMonitor and PrometheusRule CRDs, embedded in its release;
+# seconds) and rule-check (hack/tools/prometheus: Prometheus' rule engine
+# evaluating the PrometheusRule over samples scraped from the CCM; 554
+# packages, half of promtool's 1,137 as it links no service discovery, yet
+# Prometheus' rules package brings its notifier and config, so the cloud
+# SDKs of remote-write auth come along: 100 s of CPU with a cold build
+# cache, about a minute on 2 idle cores), each reused while its
+# stamp (a hash of the tool's go.mod, go.sum and sources) matches.
+# TESTBED_MONITORING=0 skips them (the tests that need them then skip, or
+# fail when $CI is set).
+#
 # Output: $TESTBED_BIN (default: <repo>/_output/testbed/bin)
 set -euo pipefail
 
@@ -120,6 +132,22 @@ build_kops_check() {
 	echo "$stamp" >"$BIN/kops-check.version"
 }
 
+# build_tool NAME DIR: hack/tools/DIR's ./cmd/NAME into BIN/NAME, stamped
+# with a hash of the module and the command's sources, so an edit of either
+# rebuilds it.
+build_tool() {
+	local name=$1 dir=$ROOT/hack/tools/$2 sum stamp
+	sum=$(cd "$dir" && cat go.mod go.sum cmd/"$name"/*.go | sha256sum | cut -c1-12)
+	stamp="$2 $name $sum"
+	if stamp_ok "$name" "$stamp"; then
+		echo "$name ($stamp): cached"
+		return
+	fi
+	echo "$name ($stamp): building"
+	(cd "$dir" && go build -trimpath -ldflags "-s -w" -o "$BIN/$name" ./cmd/"$name")
+	echo "$stamp" >"$BIN/$name.version"
+}
+
 build_etcd() {
 	if stamp_ok etcd "$ETCD_VERSION"; then
 		echo "etcd $ETCD_VERSION: cached"
@@ -141,6 +169,10 @@ if [ "${TESTBED_LEGACY:-1}" != 0 ]; then
 	# migration (internal/testbed/realkubelet): about 3 minutes more warm.
 	build_legacy kubelet
 	build_legacy fakecri ./fakecri
+fi
+if [ "${TESTBED_MONITORING:-1}" != 0 ]; then
+	build_tool promop-crds promop
+	build_tool rule-check prometheus
 fi
 # Last, after every other build has finished: the largest of them.
 if [ "${TESTBED_KOPS:-1}" != 0 ]; then

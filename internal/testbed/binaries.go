@@ -27,6 +27,12 @@ const (
 	// KopsCheckBinary is kops v1.31.0's validation and CCM add-on,
 	// offline (hack/tools/kops), for test/kops (Tool).
 	KopsCheckBinary = "kops-check"
+	// PromopCRDsBinary prints prometheus-operator's CRDs
+	// (hack/tools/promop), for the monitoring tests (Tool).
+	PromopCRDsBinary = "promop-crds"
+	// RuleCheckBinary evaluates Prometheus alerting rules over scraped
+	// samples with Prometheus' rule engine (hack/tools/prometheus) (Tool).
+	RuleCheckBinary = "rule-check"
 )
 
 // LegacyVersion is the Kubernetes version of the second, older pair of
