@@ -56,6 +56,8 @@ type Configuration struct {
 	// Values.ECRCredentialProvider and Values.ECRCredentialProviderBinDir.
 	ECRCredentialProvider       *bool  `json:"ecrCredentialProvider,omitempty"`
 	ECRCredentialProviderBinDir string `json:"ecrCredentialProviderBinDir,omitempty"`
+	// Monitoring is Values.Monitoring.
+	Monitoring *bool `json:"monitoring,omitempty"`
 }
 
 // DecodeConfig decodes an InstallConfiguration file strictly: the file is
@@ -157,6 +159,9 @@ func (c *Configuration) ApplyTo(v *Values) error {
 	setString(&v.ECRCredentialProviderBinDir, c.ECRCredentialProviderBinDir)
 	if c.ECRCredentialProvider != nil {
 		v.ECRCredentialProvider = *c.ECRCredentialProvider
+	}
+	if c.Monitoring != nil {
+		v.Monitoring = *c.Monitoring
 	}
 	if c.CloudConfig != "" {
 		cc, err := cloudconfig.Parse([]byte(c.CloudConfig))

@@ -52,6 +52,10 @@ func goldenCases(t testing.TB) map[string]Values {
 			CPURequest: "100m", MemoryRequest: "256Mi", BindAddress: "0.0.0.0",
 			ExtraArgs: map[string]string{"node-monitor-period": "10s", "aws-instance-cache-max-age": "2m"},
 		},
+		// install --monitoring: the metrics Service, ServiceMonitor,
+		// PrometheusRule and the scraper's RBAC; the secure port on every
+		// address.
+		"monitoring": {Image: testImage, Monitoring: true},
 		// Sized for 5,000 Nodes, with the user's --kube-api-qps winning
 		// over the computed one.
 		"expected-nodes-5000-qps-override": {
@@ -111,6 +115,9 @@ func TestRenderJoinsObjectsInApplyOrder(t *testing.T) {
 				workload = "Deployment"
 			}
 			want := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding", "ConfigMap", workload}
+			if v.Monitoring {
+				want = append(want, "ServiceAccount", "Secret", "ClusterRole", "ClusterRoleBinding", "Service", "ServiceMonitor", "PrometheusRule")
+			}
 			if len(objs) != len(want) {
 				t.Fatalf("%d objects, want %d", len(objs), len(want))
 			}
