@@ -11,8 +11,10 @@
 //
 //	{"evalIntervalMs": 30000,
 //	 "scrapes": [{"timeMs": 1700000000000,
-//	              "samples": [{"labels": {"__name__": "up", "job": "x"}, "value": 1}]}]}
+//	              "samples": [{"labels": {"__name__": "up", "job": "x"}, "value": "1"}]}]}
 //
+// Values are strings, as in Prometheus' HTTP API, so that +Inf, -Inf and
+// NaN (which JSON numbers cannot hold) pass through.
 // Every alerting rule is evaluated from the first scrape's time to the last
 // one's, every evalIntervalMs, as a Prometheus rule group would be. The
 // output lists, per alert, when it first went pending and firing and its
@@ -28,6 +30,7 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -41,7 +44,7 @@ import (
 
 type sample struct {
 	Labels map[string]string `json:"labels"`
-	Value  float64           `json:"value"`
+	Value  string            `json:"value"`
 }
 
 type scrape struct {
@@ -167,7 +170,12 @@ func evaluate(alerting []*rules.AlertingRule, in *input, out *output) (*output, 
 	for _, s := range in.Scrapes {
 		app := db.Appender(ctx)
 		for _, smp := range s.Samples {
-			if _, err := app.Append(0, labels.FromMap(smp.Labels), s.TimeMs, smp.Value); err != nil {
+			v, err := strconv.ParseFloat(smp.Value, 64)
+			if err != nil {
+				_ = app.Rollback()
+				return nil, fmt.Errorf("sample %v at %d: value %q: %w", smp.Labels, s.TimeMs, smp.Value, err)
+			}
+			if _, err := app.Append(0, labels.FromMap(smp.Labels), s.TimeMs, v); err != nil {
 				_ = app.Rollback()
 				return nil, fmt.Errorf("append %v at %d: %w", smp.Labels, s.TimeMs, err)
 			}
@@ -189,6 +197,9 @@ func evaluate(alerting []*rules.AlertingRule, in *input, out *output) (*output, 
 			if _, err := r.Eval(ctx, 0, at, query, nil, 0); err != nil {
 				res.Error = err.Error()
 			}
+			// What a rule group records after each evaluation; State
+			// reads it.
+			r.SetEvaluationTimestamp(at)
 			state := r.State()
 			res.FinalState = state.String()
 			if state == rules.StatePending && res.FirstPendingMs == 0 {
