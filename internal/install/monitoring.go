@@ -33,8 +33,8 @@ const (
 )
 
 // Alert is one alerting rule of the PrometheusRule. Alerts is the one list:
-// the PrometheusRule, docs/reference/metrics.md's alert table and the tests
-// that evaluate the rules all come from it.
+// the PrometheusRule, docs/reference/alerts.md (hack/gen-docs) and the
+// tests that evaluate the rules all come from it.
 type Alert struct {
 	// Name is the alert name (the rule's alert:).
 	Name string
@@ -161,8 +161,8 @@ func alertRules() []map[string]any {
 	return out
 }
 
-// AlertsMarkdown is docs/reference/metrics.md's table of the alerts, between
-// its alerts markers (a test keeps the page in step).
+// AlertsMarkdown is docs/reference/alerts.md's table of the alerts
+// (hack/gen-docs writes the page; a test keeps it in step).
 func AlertsMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| alert | severity | for | expression | what to do |\n|---|---|---|---|---|\n")
@@ -174,7 +174,8 @@ func AlertsMarkdown() string {
 	return b.String()
 }
 
-// docsLink makes a runbook path relative to docs/reference/.
+// docsLink makes a runbook path relative to docs/reference/, where the
+// alerts page is.
 func docsLink(runbook string) string {
 	p := strings.TrimPrefix(runbook, "docs/")
 	if rest, ok := strings.CutPrefix(p, "reference/"); ok {
