@@ -258,7 +258,7 @@ func (s *scraper) scrape(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET /metrics: HTTP %d", resp.StatusCode)
 	}
