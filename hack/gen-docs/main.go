@@ -166,8 +166,9 @@ func alertsPage() []byte {
 	b.WriteString("The alerting rules of the PrometheusRule `awsccmctl install --monitoring` renders\n")
 	b.WriteString("([Monitoring with Prometheus](../install-existing-cluster.md#monitoring-with-prometheus)),\n")
 	b.WriteString("on the [metrics](metrics.md) the CCM serves. A test on the test bed scrapes the real CCM\n")
-	b.WriteString("and evaluates these rules with Prometheus' rule engine: the breaker, throttling and\n")
-	b.WriteString("load-balancer alerts fire after their `for`, and none is pending while nothing is wrong.\n\n")
+	b.WriteString("and evaluates these rules with Prometheus' rule engine: the breaker, throttling,\n")
+	b.WriteString("load-balancer and route-limit alerts fire after their `for`, and none is pending while\n")
+	b.WriteString("nothing is wrong.\n\n")
 	b.WriteString(install.AlertsMarkdown())
 	return b.Bytes()
 }

@@ -3,26 +3,21 @@ package rbac
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
-	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
@@ -126,14 +121,17 @@ func TestAlertsFireOnTheRealCCM(t *testing.T) {
 	failingLoadBalancer(t, cs, "monitoring-lb")
 	s.scrapeFor(t, 45)
 
-	rules := ruleSpec(t, objs)
-	quiet := s.evaluate(t, rules, s.scrapes[:control])
+	rules := testbed.WriteRulesFile(t, ofKind(objs, "PrometheusRule")[0].Object)
+	quiet := testbed.EvaluateRules(t, rules, scrapeStep, s.scrapes[:control])
 	for _, a := range quiet.Alerts {
 		if a.FirstPendingMs != 0 || a.FirstFiringMs != 0 || a.Error != "" {
 			t.Errorf("control: %s went pending at %d, firing at %d (%s): nothing was wrong", a.Name, a.FirstPendingMs, a.FirstFiringMs, a.Error)
 		}
 	}
-	all := s.evaluate(t, rules, s.scrapes)
+	all := testbed.EvaluateRules(t, rules, scrapeStep, s.scrapes)
+	if len(all.Alerts) != len(install.Alerts()) {
+		t.Fatalf("rule-check evaluated %d alerts, want %d", len(all.Alerts), len(install.Alerts()))
+	}
 	mustFire := map[string]bool{"AWSCCMNodeDeletionBreakerTripped": true, "AWSCCMAPIThrottled": true, "AWSCCMLoadBalancerSyncFailing": true}
 	hold := map[string]time.Duration{}
 	for _, a := range install.Alerts() {
@@ -179,24 +177,6 @@ func failingLoadBalancer(t *testing.T, cs kubernetes.Interface, name string) {
 	})
 }
 
-// ruleSpec is the rendered PrometheusRule's spec: a Prometheus rules file.
-func ruleSpec(t *testing.T, objs []*unstructured.Unstructured) string {
-	t.Helper()
-	pr := ofKind(objs, "PrometheusRule")
-	if len(pr) != 1 {
-		t.Fatalf("%d PrometheusRules rendered", len(pr))
-	}
-	b, err := yaml.Marshal(pr[0].Object["spec"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // scraper collects /metrics as Prometheus would for the rendered
 // ServiceMonitor's target.
 type scraper struct {
@@ -204,29 +184,7 @@ type scraper struct {
 	token   string
 	client  *http.Client
 	start   time.Time
-	scrapes []ruleCheckScrape
-}
-
-// ruleCheckSample's value is a string, as in Prometheus' HTTP API: JSON
-// numbers cannot hold +Inf or NaN.
-type ruleCheckSample struct {
-	Labels map[string]string `json:"labels"`
-	Value  string            `json:"value"`
-}
-
-type ruleCheckScrape struct {
-	TimeMs  int64             `json:"timeMs"`
-	Samples []ruleCheckSample `json:"samples"`
-}
-
-type ruleCheckResult struct {
-	Alerts []struct {
-		Name           string `json:"name"`
-		FirstPendingMs int64  `json:"firstPendingMs"`
-		FirstFiringMs  int64  `json:"firstFiringMs"`
-		FinalState     string `json:"finalState"`
-		Error          string `json:"error"`
-	} `json:"alerts"`
+	scrapes []testbed.RuleScrape
 }
 
 // at says where on the compressed timeline a time of rule-check's is.
@@ -268,76 +226,6 @@ func (s *scraper) scrape(ctx context.Context) error {
 		return fmt.Errorf("parse /metrics: %w", err)
 	}
 	target := map[string]string{"job": install.MetricsServiceName, "instance": "127.0.0.1:" + strconv.Itoa(s.port)}
-	sc := ruleCheckScrape{TimeMs: s.start.Add(time.Duration(len(s.scrapes)) * scrapeStep).UnixMilli()}
-	for name, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			sc.Samples = append(sc.Samples, flatten(name, m, target)...)
-		}
-	}
-	s.scrapes = append(s.scrapes, sc)
+	s.scrapes = append(s.scrapes, testbed.NewRuleScrape(s.start.Add(time.Duration(len(s.scrapes))*scrapeStep), slices.Collect(maps.Values(mfs)), target))
 	return nil
-}
-
-// flatten turns one metric into the series Prometheus stores for it.
-func flatten(name string, m *dto.Metric, target map[string]string) []ruleCheckSample {
-	base := maps.Clone(target)
-	for _, lp := range m.GetLabel() {
-		base[lp.GetName()] = lp.GetValue()
-	}
-	series := func(suffix string, v float64, extra ...string) ruleCheckSample {
-		l := maps.Clone(base)
-		l["__name__"] = name + suffix
-		for i := 0; i+1 < len(extra); i += 2 {
-			l[extra[i]] = extra[i+1]
-		}
-		return ruleCheckSample{Labels: l, Value: strconv.FormatFloat(v, 'g', -1, 64)}
-	}
-	switch {
-	case m.GetCounter() != nil:
-		return []ruleCheckSample{series("", m.GetCounter().GetValue())}
-	case m.GetGauge() != nil:
-		return []ruleCheckSample{series("", m.GetGauge().GetValue())}
-	case m.GetHistogram() != nil:
-		h := m.GetHistogram()
-		out := []ruleCheckSample{series("_sum", h.GetSampleSum()), series("_count", float64(h.GetSampleCount())),
-			series("_bucket", float64(h.GetSampleCount()), "le", "+Inf")}
-		for _, b := range h.GetBucket() {
-			out = append(out, series("_bucket", float64(b.GetCumulativeCount()), "le", strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64)))
-		}
-		return out
-	case m.GetSummary() != nil:
-		sm := m.GetSummary()
-		out := []ruleCheckSample{series("_sum", sm.GetSampleSum()), series("_count", float64(sm.GetSampleCount()))}
-		for _, q := range sm.GetQuantile() {
-			out = append(out, series("", q.GetValue(), "quantile", strconv.FormatFloat(q.GetQuantile(), 'g', -1, 64)))
-		}
-		return out
-	default:
-		return []ruleCheckSample{series("", m.GetUntyped().GetValue())}
-	}
-}
-
-// evaluate runs rule-check over scrapes, evaluating every scrapeStep.
-func (s *scraper) evaluate(t *testing.T, rules string, scrapes []ruleCheckScrape) ruleCheckResult {
-	t.Helper()
-	in, err := json.Marshal(map[string]any{"evalIntervalMs": scrapeStep.Milliseconds(), "scrapes": scrapes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "samples.json")
-	if err := os.WriteFile(p, in, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := testbed.RuleCheck(t, "-rules", rules, "-samples", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r ruleCheckResult
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Alerts) != len(install.Alerts()) {
-		t.Fatalf("rule-check evaluated %d alerts, want %d:\n%s", len(r.Alerts), len(install.Alerts()), out)
-	}
-	return r
 }
