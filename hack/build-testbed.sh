@@ -28,8 +28,19 @@
 #
 # And chart-check (hack/tools/helm: the Helm v3 Go library's render, lint,
 # schema validation and release actions) into $TESTBED_BIN/chart-check, for
-# test/chart. About 2 minutes on 2 cores with cold Go caches; reused while its stamp (the Helm version
-# and a hash of the tool's sources and go.sum) matches.
+# test/chart. About 2 minutes on 2 cores with cold Go caches.
+#
+# And the monitoring tools: promop-crds (hack/tools/promop: prometheus-operator
+# v0.94.1's ServiceMonitor and PrometheusRule CRDs, embedded in its release;
+# seconds) and rule-check (hack/tools/prometheus: Prometheus' rule engine
+# evaluating the PrometheusRule over samples scraped from the CCM; 554
+# packages, half of promtool's 1,137 as it links no service discovery, yet
+# Prometheus' rules package brings its notifier and config, so the cloud
+# SDKs of remote-write auth come along: 100 s of CPU with a cold build
+# cache, about a minute on 2 idle cores). Each of these is reused while its
+# stamp (a hash of the tool's go.mod, go.sum and sources) matches.
+# TESTBED_MONITORING=0 skips them (the tests that need them then skip, or
+# fail when $CI is set).
 #
 # Output: $TESTBED_BIN (default: <repo>/_output/testbed/bin)
 set -euo pipefail
@@ -125,21 +136,20 @@ build_kops_check() {
 	echo "$stamp" >"$BIN/kops-check.version"
 }
 
-# build_chart_check: hack/tools/helm's chart-check into BIN/chart-check,
-# stamped like build_kops_check.
-build_chart_check() {
-	local dir=$ROOT/hack/tools/helm
-	local helm_version sum stamp
-	helm_version=$(sed -n 's/^require helm.sh\/helm\/v3 \(v.*\)$/\1/p; s/^\thelm.sh\/helm\/v3 \(v[^ ]*\)$/\1/p' "$dir/go.mod")
-	sum=$(cd "$dir" && cat go.mod go.sum cmd/chart-check/*.go | sha256sum | cut -c1-12)
-	stamp="helm $helm_version checker $sum"
-	if stamp_ok chart-check "$stamp"; then
-		echo "chart-check ($stamp): cached"
+# build_tool NAME DIR: hack/tools/DIR's ./cmd/NAME into BIN/NAME, stamped
+# with a hash of the module and the command's sources, so an edit of either
+# rebuilds it.
+build_tool() {
+	local name=$1 dir=$ROOT/hack/tools/$2 sum stamp
+	sum=$(cd "$dir" && cat go.mod go.sum cmd/"$name"/*.go | sha256sum | cut -c1-12)
+	stamp="$2 $name $sum"
+	if stamp_ok "$name" "$stamp"; then
+		echo "$name ($stamp): cached"
 		return
 	fi
-	echo "chart-check ($stamp): building (about 2 minutes on 2 cores when the Go caches are cold)"
-	(cd "$dir" && go build -trimpath -ldflags "-s -w" -o "$BIN/chart-check" ./cmd/chart-check)
-	echo "$stamp" >"$BIN/chart-check.version"
+	echo "$name ($stamp): building"
+	(cd "$dir" && go build -trimpath -ldflags "-s -w" -o "$BIN/$name" ./cmd/"$name")
+	echo "$stamp" >"$BIN/$name.version"
 }
 
 build_etcd() {
@@ -156,7 +166,9 @@ build_etcd
 build_apiserver
 build_kubeadm
 build_kubeadm_v1beta3
-build_chart_check
+# chart-check (hack/tools/helm): the Helm v3 library renders, lints and
+# installs the chart for test/chart (about 2 minutes cold).
+build_tool chart-check helm
 if [ "${TESTBED_LEGACY:-1}" != 0 ]; then
 	build_legacy kube-apiserver
 	build_legacy kube-controller-manager
@@ -164,6 +176,10 @@ if [ "${TESTBED_LEGACY:-1}" != 0 ]; then
 	# migration (internal/testbed/realkubelet): about 3 minutes more warm.
 	build_legacy kubelet
 	build_legacy fakecri ./fakecri
+fi
+if [ "${TESTBED_MONITORING:-1}" != 0 ]; then
+	build_tool promop-crds promop
+	build_tool rule-check prometheus
 fi
 # Last, after every other build has finished: the largest of them.
 if [ "${TESTBED_KOPS:-1}" != 0 ]; then

@@ -1,6 +1,7 @@
 // Command gen-docs writes the generated reference pages under
 // docs/reference/ from the code: the CCM's AWS flags, the IAM actions, the
-// preflight checks and the load-balancer annotations.
+// preflight checks, the load-balancer annotations and the alerts of
+// `install --monitoring`.
 // `make verify` fails when they are stale.
 package main
 
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/awsccmctl/awsccmctl/internal/awsapi"
+	"github.com/awsccmctl/awsccmctl/internal/install"
 	"github.com/awsccmctl/awsccmctl/internal/lbconfig"
 	"github.com/awsccmctl/awsccmctl/internal/preflight"
 	"github.com/awsccmctl/awsccmctl/internal/preflight/gather"
@@ -33,6 +35,7 @@ func main() {
 		"iam-actions.md":               iamPage(),
 		"load-balancer-annotations.md": annotationsPage(),
 		"preflight-checks.md":          checksPage(),
+		"alerts.md":                    alertsPage(),
 	}
 	for name, body := range pages {
 		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
@@ -153,5 +156,19 @@ func annotationsPage() []byte {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", a.Key, a.Applies,
 			strings.ReplaceAll(a.Syntax, "|", "\\|"), strings.ReplaceAll(a.Default, "|", "\\|"), strings.ReplaceAll(a.Meaning, "|", "\\|"))
 	}
+	return b.Bytes()
+}
+
+func alertsPage() []byte {
+	var b bytes.Buffer
+	b.WriteString(header)
+	b.WriteString("# Alerts\n\n")
+	b.WriteString("The alerting rules of the PrometheusRule `awsccmctl install --monitoring` renders\n")
+	b.WriteString("([Monitoring with Prometheus](../install-existing-cluster.md#monitoring-with-prometheus)),\n")
+	b.WriteString("on the [metrics](metrics.md) the CCM serves. A test on the test bed scrapes the real CCM\n")
+	b.WriteString("and evaluates these rules with Prometheus' rule engine: the breaker, throttling,\n")
+	b.WriteString("load-balancer and route-limit alerts fire after their `for`, and none is pending while\n")
+	b.WriteString("nothing is wrong.\n\n")
+	b.WriteString(install.AlertsMarkdown())
 	return b.Bytes()
 }

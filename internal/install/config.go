@@ -58,6 +58,8 @@ type Configuration struct {
 	ECRCredentialProviderBinDir string `json:"ecrCredentialProviderBinDir,omitempty"`
 	// PodOptions are Values.PodOptions, under upstream's chart's names.
 	PodOptions `json:",inline"`
+	// Monitoring is Values.Monitoring.
+	Monitoring *bool `json:"monitoring,omitempty"`
 }
 
 // DecodeConfig decodes an InstallConfiguration file strictly: the file is
@@ -159,6 +161,9 @@ func (c *Configuration) ApplyTo(v *Values) error {
 	setString(&v.ECRCredentialProviderBinDir, c.ECRCredentialProviderBinDir)
 	if c.ECRCredentialProvider != nil {
 		v.ECRCredentialProvider = *c.ECRCredentialProvider
+	}
+	if c.Monitoring != nil {
+		v.Monitoring = *c.Monitoring
 	}
 	if c.CloudConfig != "" {
 		cc, err := cloudconfig.Parse([]byte(c.CloudConfig))

@@ -12,9 +12,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
 
 	"github.com/awsccmctl/awsccmctl/pkg/cloudconfig"
 )
@@ -27,6 +29,12 @@ func decodeStrict(t *testing.T, objs []Object) []runtime.Object {
 	t.Helper()
 	var out []runtime.Object
 	for _, o := range objs {
+		if o.Kind == "ServiceMonitor" || o.Kind == "PrometheusRule" {
+			// Not in client-go's scheme: TestMonitoringObjectsMatchCRDs
+			// validates them against prometheus-operator's CRDs.
+			checkUntyped(t, o)
+			continue
+		}
 		obj, gvk, err := strictDecoder.Decode(o.YAML, nil, nil)
 		if err != nil {
 			t.Fatalf("%s %s does not decode strictly: %v\n%s", o.Kind, o.Name, err, o.YAML)
@@ -49,6 +57,23 @@ func decodeStrict(t *testing.T, objs []Object) []runtime.Object {
 	return out
 }
 
+// checkUntyped checks what decodeStrict checks of an object of a kind
+// outside client-go's scheme: its name, kind, API group and labels.
+func checkUntyped(t *testing.T, o Object) {
+	t.Helper()
+	var u map[string]any
+	if err := yaml.UnmarshalStrict(o.YAML, &u); err != nil {
+		t.Fatalf("%s %s: %v", o.Kind, o.Name, err)
+	}
+	obj := unstructured.Unstructured{Object: u}
+	if obj.GetKind() != o.Kind || obj.GetName() != o.Name || obj.GroupVersionKind().Group != MonitoringAPIGroup {
+		t.Errorf("%s %s is a %s named %q", o.Kind, o.Name, obj.GroupVersionKind(), obj.GetName())
+	}
+	if !maps.Equal(obj.GetLabels(), Labels()) {
+		t.Errorf("%s %s has labels %v, want %v", o.Kind, o.Name, obj.GetLabels(), Labels())
+	}
+}
+
 // TestEveryDocumentDecodesStrictly decodes each document into its typed
 // object and checks what the issue requires of it.
 func TestEveryDocumentDecodesStrictly(t *testing.T) {
@@ -69,6 +94,8 @@ func TestEveryDocumentDecodesStrictly(t *testing.T) {
 					}
 				case *corev1.ConfigMap:
 					checkConfigMap(t, o, v)
+				case *corev1.Service:
+					checkMetricsService(t, o)
 				case *appsv1.DaemonSet:
 					if v.Workload != WorkloadDaemonSet {
 						t.Error("DaemonSet rendered for a Deployment")
@@ -183,5 +210,20 @@ func checkPodOptions(t *testing.T, p *corev1.PodSpec, v *Values) {
 		if !slices.ContainsFunc(p.Tolerations, func(got corev1.Toleration) bool { return want.MatchToleration(&got) }) {
 			t.Errorf("toleration %v missing from %v", want, p.Tolerations)
 		}
+	}
+}
+
+// checkMetricsService: the Service reaches the CCM's pods on the secure
+// port, under the name the ServiceMonitor's endpoint uses.
+func checkMetricsService(t *testing.T, s *corev1.Service) {
+	t.Helper()
+	if s.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Errorf("metrics Service clusterIP %q, want None (headless: every pod is scraped)", s.Spec.ClusterIP)
+	}
+	if !maps.Equal(s.Spec.Selector, map[string]string{LabelName: AppName}) {
+		t.Errorf("metrics Service selects %v", s.Spec.Selector)
+	}
+	if len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Name != MetricsPortName || s.Spec.Ports[0].TargetPort.IntValue() != SecurePort {
+		t.Errorf("metrics Service ports %+v, want %s to %d", s.Spec.Ports, MetricsPortName, SecurePort)
 	}
 }

@@ -78,6 +78,12 @@ func TestServerSideDryRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if v.Monitoring {
+				// ServiceMonitor and PrometheusRule need
+				// prometheus-operator's CRDs, as in a real cluster.
+				testbed.InstallPrometheusOperatorCRDs(t, testbed.Get(t).Config)
+				a.mapper.Reset()
+			}
 			for _, o := range renderCase(t, v) {
 				if err := a.apply(ctx, o.YAML); err != nil {
 					t.Errorf("%s %s: server-side dry run: %v", o.Kind, o.Name, err)

@@ -56,6 +56,10 @@ func goldenCases(t testing.TB) map[string]Values {
 		},
 		// Every pod option upstream's chart has a value for.
 		"pod-options": {Image: testImage, PodOptions: podOptionsCase()},
+		// install --monitoring: the metrics Service, ServiceMonitor,
+		// PrometheusRule and the scraper's RBAC; the secure port on every
+		// address.
+		"monitoring": {Image: testImage, Monitoring: true},
 		// Sized for 5,000 Nodes, with the user's --kube-api-qps winning
 		// over the computed one.
 		"expected-nodes-5000-qps-override": {
@@ -115,6 +119,9 @@ func TestRenderJoinsObjectsInApplyOrder(t *testing.T) {
 				workload = "Deployment"
 			}
 			want := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding", "ConfigMap", workload}
+			if v.Monitoring {
+				want = append(want, "ServiceAccount", "Secret", "ClusterRole", "ClusterRoleBinding", "Service", "ServiceMonitor", "PrometheusRule")
+			}
 			if len(objs) != len(want) {
 				t.Fatalf("%d objects, want %d", len(objs), len(want))
 			}

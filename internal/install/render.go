@@ -45,8 +45,10 @@ type objectTemplate struct{ file, kind, name string }
 // Render defaults v (Default never changes a set value), validates it and
 // renders every object into one multi-document YAML stream in apply order:
 // ServiceAccount, ClusterRole, ClusterRoleBinding, RoleBinding, ConfigMap,
-// then the DaemonSet or Deployment, and with ECRCredentialProvider the
-// ecr-credential-provider DaemonSet.
+// then the DaemonSet or Deployment, with ECRCredentialProvider the
+// ecr-credential-provider DaemonSet, and with Monitoring the metrics
+// reader's ServiceAccount, token Secret, ClusterRole and binding, the
+// metrics Service, the ServiceMonitor and the PrometheusRule.
 func Render(v Values) ([]byte, error) {
 	objs, err := RenderObjects(v)
 	if err != nil {
@@ -92,6 +94,19 @@ func RenderObjects(v Values) ([]Object, error) {
 		// After the CCM's workload, which deploy and tests find first.
 		order = append(order, objectTemplate{"ecr-credential-provider-daemonset.yaml.tmpl", "DaemonSet", ECRDaemonSetName})
 	}
+	if v.Monitoring {
+		// Last: the Service and ServiceMonitor need nothing before them,
+		// and the RBAC of the scraper comes before its token Secret.
+		order = append(order,
+			objectTemplate{"metrics-reader-serviceaccount.yaml.tmpl", "ServiceAccount", MetricsReaderName},
+			objectTemplate{"metrics-reader-token-secret.yaml.tmpl", "Secret", MetricsTokenSecretName},
+			objectTemplate{"metrics-reader-clusterrole.yaml.tmpl", "ClusterRole", MetricsReaderName},
+			objectTemplate{"metrics-reader-clusterrolebinding.yaml.tmpl", "ClusterRoleBinding", MetricsReaderName},
+			objectTemplate{"metrics-service.yaml.tmpl", "Service", MetricsServiceName},
+			objectTemplate{"servicemonitor.yaml.tmpl", "ServiceMonitor", MetricsServiceName},
+			objectTemplate{"prometheusrule.yaml.tmpl", "PrometheusRule", MetricsServiceName},
+		)
+	}
 	objs := make([]Object, 0, len(order))
 	for _, ot := range order {
 		var td any = data
@@ -134,6 +149,11 @@ type templateData struct {
 	ImagePullSecrets                                     []corev1.LocalObjectReference
 	ExtraVolumes                                         []corev1.Volume
 	ExtraVolumeMounts                                    []corev1.VolumeMount
+	// Monitoring's objects (Values.Monitoring): names, and the
+	// PrometheusRule's rules as plain maps (alertRules).
+	MetricsService, MetricsPortName, MetricsReader, MetricsTokenSecret string
+	AlertRuleGroup                                                     string
+	AlertRules                                                         []map[string]any
 }
 
 func newTemplateData(v *Values) (*templateData, error) {
@@ -162,6 +182,11 @@ func newTemplateData(v *Values) (*templateData, error) {
 		CloudConfigHashKey: AnnotationCloudConfigHash,
 		CloudConfigHash:    fmt.Sprintf("%x", sha256.Sum256(ini)),
 		SecurePort:         SecurePort,
+		MetricsService:     MetricsServiceName,
+		MetricsPortName:    MetricsPortName,
+		MetricsReader:      MetricsReaderName,
+		MetricsTokenSecret: MetricsTokenSecretName,
+		AlertRuleGroup:     AlertRuleGroup,
 		Tolerations: []corev1.Toleration{
 			{Key: taintUninitialized, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 			{Key: taintNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
@@ -170,6 +195,9 @@ func newTemplateData(v *Values) (*templateData, error) {
 	// On the workload, not the pod template: the flags themselves roll the
 	// Pods when the size changes them.
 	d.WorkloadAnnotations = map[string]string{AnnotationSizedForNodes: strconv.Itoa(v.SizedFor())}
+	if v.Monitoring {
+		d.AlertRules = alertRules()
+	}
 	if v.LeaderMigrationConfig != nil {
 		d.ConfigMapData[LeaderMigrationKey] = string(v.LeaderMigrationConfig)
 	}

@@ -100,6 +100,9 @@ const (
 	// kubeadm does for kube-controller-manager); set 0.0.0.0 to scrape
 	// /metrics from other hosts.
 	DefaultBindAddress = "127.0.0.1"
+	// MonitoringBindAddress is the default with Monitoring: Prometheus
+	// scrapes the secure port from another host.
+	MonitoringBindAddress = "0.0.0.0"
 	// DefaultExpectedNodes is the cluster size the CCM's workers and API
 	// rate limits are sized for (internal/install/sizing) when neither the
 	// user nor the cluster says: the size the bench measures. A smaller
@@ -196,6 +199,13 @@ type Values struct {
 	// PodOptions are the pod's settings named as upstream's chart names
 	// them (node selector, tolerations, env, volumes, annotations).
 	PodOptions
+	// Monitoring renders what Prometheus (prometheus-operator) needs to
+	// scrape the CCM and alert on it: a headless Service on the secure
+	// port, a ServiceMonitor, a PrometheusRule with Alerts, and a
+	// metrics-reader ServiceAccount, token Secret and ClusterRole (with
+	// its binding) whose token the ServiceMonitor scrapes with. It moves
+	// the BindAddress default to MonitoringBindAddress.
+	Monitoring bool
 }
 
 // Default fills every unset field with its default. It never changes a set
@@ -212,6 +222,9 @@ func (v *Values) Default() {
 	setString((*string)(&v.Workload), string(WorkloadDaemonSet))
 	setString(&v.CPURequest, DefaultCPURequest)
 	setString(&v.MemoryRequest, DefaultMemoryRequest)
+	if v.Monitoring {
+		setString(&v.BindAddress, MonitoringBindAddress)
+	}
 	setString(&v.BindAddress, DefaultBindAddress)
 	setString((*string)(&v.DNSPolicy), string(corev1.DNSDefault))
 	if v.ECRCredentialProvider {
@@ -296,8 +309,13 @@ func (v *Values) Validate() error {
 			add(q.field, " %q: must be positive", q.value)
 		}
 	}
-	if net.ParseIP(v.BindAddress) == nil {
+	if ip := net.ParseIP(v.BindAddress); ip == nil {
 		add("bindAddress", " %q: not an IP address (e.g. 127.0.0.1 or 0.0.0.0)", v.BindAddress)
+	} else if v.Monitoring && ip.IsLoopback() {
+		// Prometheus scrapes from another host: the ServiceMonitor would
+		// only ever see connection refused.
+		add("bindAddress", " %q: monitoring (--monitoring) needs the secure port reachable from Prometheus, and a loopback address is not; "+
+			"leave bindAddress out (monitoring defaults it to %s), set a node address, or drop monitoring", v.BindAddress, MonitoringBindAddress)
 	}
 	if v.ExpectedNodes != nil && *v.ExpectedNodes < 1 {
 		add("expectedNodes", " %d: must be at least 1, the number of Nodes the cluster is expected to have (leave it out to have install apply count them, or for the default %d)", *v.ExpectedNodes, DefaultExpectedNodes)

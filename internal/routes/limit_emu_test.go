@@ -45,7 +45,8 @@ func TestRouteLimit(t *testing.T) {
 	}
 	want := "# HELP aws_ccm_route_node_warnings_total [ALPHA] Warning events the routes posted on Nodes whose route cannot be made, by reason (AWSRouteTableProblem, AWSRouteLimitExceeded).\n" +
 		"# TYPE aws_ccm_route_node_warnings_total counter\n" +
-		"aws_ccm_route_node_warnings_total{reason=\"AWSRouteLimitExceeded\"} 4\n"
+		"aws_ccm_route_node_warnings_total{reason=\"AWSRouteLimitExceeded\"} 4\n" +
+		"aws_ccm_route_node_warnings_total{reason=\"AWSRouteTableProblem\"} 0\n" // from the start, for increase()
 	if err := testutil.GatherAndCompare(e.reg, strings.NewReader(want), "aws_ccm_route_node_warnings_total"); err != nil {
 		t.Error(err)
 	}

@@ -42,6 +42,12 @@ func NewMetrics(r Registerer) *Metrics {
 		}, []string{"reason"}),
 	}
 	r.MustRegister(m.problem, m.warnings)
+	// Every reason's series exists from the start, at 0: an alert on
+	// increase() sees the first warning, which a series born at 1 would
+	// hide (a series' first sample has nothing to increase from).
+	for _, reason := range []string{ReasonRouteTableProblem, ReasonRouteLimitExceeded} {
+		m.warnings.WithLabelValues(reason).Add(0)
+	}
 	return m
 }
 

@@ -30,6 +30,12 @@ const (
 	// ChartCheckBinary is the Helm v3 Go library's render, lint, schema
 	// validation and release actions (hack/tools/helm), for test/chart (Tool).
 	ChartCheckBinary = "chart-check"
+	// PromopCRDsBinary prints prometheus-operator's CRDs
+	// (hack/tools/promop), for the monitoring tests (Tool).
+	PromopCRDsBinary = "promop-crds"
+	// RuleCheckBinary evaluates Prometheus alerting rules over scraped
+	// samples with Prometheus' rule engine (hack/tools/prometheus) (Tool).
+	RuleCheckBinary = "rule-check"
 )
 
 // LegacyVersion is the Kubernetes version of the second, older pair of

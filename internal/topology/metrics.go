@@ -29,6 +29,11 @@ func NewMetrics(r Registerer) *Metrics {
 		}, []string{"required"}),
 	}
 	r.MustRegister(m.denials)
+	// Both series exist from the start, at 0: an alert on increase() sees
+	// the first denial, which a series born at 1 would hide.
+	for _, required := range []bool{true, false} {
+		m.denials.WithLabelValues(strconv.FormatBool(required)).Add(0)
+	}
 	return m
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -101,6 +102,12 @@ type ccm struct {
 // delegated authentication and authorization of its secure port).
 func startCCM(t *testing.T, objs []*unstructured.Unstructured, name string) *ccm {
 	t.Helper()
+	return startCCMWith(t, objs, name, nil)
+}
+
+// startCCMWith is startCCM with more flags (or other values of them).
+func startCCMWith(t *testing.T, objs []*unstructured.Unstructured, name string, flags map[string]string) *ccm {
+	t.Helper()
 	ctx := context.Background()
 	sa := convert[corev1.ServiceAccount](t, ofKind(objs, "ServiceAccount")[0])
 	cfg, err := env.cp.ServiceAccountConfig(ctx, sa.Namespace, sa.Name)
@@ -129,7 +136,7 @@ func startCCM(t *testing.T, objs []*unstructured.Unstructured, name string) *ccm
 	if len(c.Command) > 1 {
 		args = slices.Clone(c.Command[1:]) // Command[0] is the binary
 	}
-	args = override(append(args, c.Args...), map[string]string{
+	with := map[string]string{
 		"cloud-config":                 cloudConf,
 		"kubeconfig":                   kubeconfig,
 		"authentication-kubeconfig":    kubeconfig,
@@ -138,7 +145,9 @@ func startCCM(t *testing.T, objs []*unstructured.Unstructured, name string) *ccm
 		"bind-address":                 "127.0.0.1",
 		"node-monitor-period":          "1s",
 		"node-status-update-frequency": "2s",
-	})
+	}
+	maps.Copy(with, flags)
+	args = override(append(args, c.Args...), with)
 	cmd := exec.CommandContext(context.Background(), env.ccmPath, args...)
 	cmd.Env = append(os.Environ(), env.aws.Env().List()...)
 	logPath := filepath.Join(dir, name+".log")

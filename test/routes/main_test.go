@@ -37,6 +37,8 @@ var env struct {
 	cp   *testbed.ControlPlane
 	kube kubernetes.Interface
 	aws  *awsemu.Emulator
+	// gather is the registry the CCM's route metrics are in.
+	gather metrics.KubeRegistry
 }
 
 func TestMain(m *testing.M) {
@@ -74,8 +76,9 @@ func setup(cp *testbed.ControlPlane) error {
 		return err
 	}
 	ready := make(chan struct{})
+	env.gather = metrics.NewKubeRegistry()
 	cmd, err := ccmapp.NewCommand(ccmapp.Options{
-		Registerer:   metrics.NewKubeRegistry(),
+		Registerer:   env.gather,
 		OnCloudError: func(err error) { panic(fmt.Sprintf("cloud provider failed: %v", err)) },
 		Ready:        func(*awsapi.Metrics, *awscloud.Cloud) { close(ready) },
 	})

@@ -106,10 +106,14 @@ func TestForeignRoutesNeverTouched(t *testing.T) {
 }
 
 // TestRouteLimit: a Node whose route does not fit gets the Warning event
-// with the fix; CreateRoute is not called again on the following syncs;
-// once a route is deleted the Node gets its route.
+// with the fix, and the rendered PrometheusRule's route-limit alert fires
+// on the CCM's metrics (not before); CreateRoute is not called again on
+// the following syncs; once a route is deleted the Node gets its route.
 func TestRouteLimit(t *testing.T) {
 	ctx := syncCtx(t)
+	alerts := newAlertTimeline(t)
+	alerts.scrape(t) // nothing wrong yet
+	alerts.scrape(t)
 	rt, _ := env.aws.RouteTable(tableID)
 	env.aws.SetRouteLimit(len(rt.Routes)) // the local route is not counted: room for one
 	t.Cleanup(func() { env.aws.SetRouteLimit(100) })
@@ -120,6 +124,9 @@ func TestRouteLimit(t *testing.T) {
 		evs, err := nodeEvents(ctx, second, routes.ReasonRouteLimitExceeded)
 		return err == nil && len(evs) > 0 && evs[0].Type == "Warning" && strings.Contains(evs[0].Message, "Routes per route table")
 	})
+	alerts.scrape(t)
+	alerts.scrape(t)
+	alerts.wantFiring(t, "AWSCCMRouteLimitExceeded", 2)
 	before := calls("CreateRoute")
 	time.Sleep(3 * syncPeriod)
 	if got := calls("CreateRoute") - before; got != 0 {

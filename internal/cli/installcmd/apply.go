@@ -217,11 +217,13 @@ func diffExit(dryRun string, r deploy.Report) error {
 // applyError gives deploy.Apply's and Uninstall's errors their exit codes:
 // interrupted (ctx cancelled) is 130, values that do not match the
 // recorded install 8, the CCM not taking over in time (or failed
-// post-install checks) 1.
+// post-install checks) and kinds the cluster does not serve (no
+// prometheus-operator CRDs for --monitoring) 1.
 func applyError(ctx context.Context, err error) error {
 	var (
 		we *deploy.WaitError
 		me *deploy.MismatchError
+		ue *deploy.UnservedError
 	)
 	switch {
 	case err == nil:
@@ -230,7 +232,7 @@ func applyError(ctx context.Context, err error) error {
 		return &exitcode.Error{Code: exitcode.Interrupted, Err: errors.New("interrupted")}
 	case errors.As(err, &me):
 		return &exitcode.Error{Code: exitcode.Mismatch, Err: err}
-	case errors.As(err, &we):
+	case errors.As(err, &we), errors.As(err, &ue):
 		return &exitcode.Error{Code: exitcode.Failed, Err: err}
 	}
 	return clusterError(err)

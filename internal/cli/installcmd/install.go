@@ -69,6 +69,7 @@ const (
 	flagExpectedNodes        = "expected-nodes"
 	flagECRDaemonSet         = "ecr-credential-provider"
 	flagECRDaemonSetBinDir   = "ecr-credential-provider-bin-dir"
+	flagMonitoring           = "monitoring"
 )
 
 // fieldFlags maps the field names in internal/install's validation errors
@@ -79,7 +80,7 @@ var fieldFlags = map[string]string{
 	"clusterCIDR": flagClusterCIDR, "controllers": flagControllers, "verbosity": flagVerbosity,
 	"cpuRequest": flagCPURequest, "memoryRequest": flagMemoryRequest, "bindAddress": flagBindAddress,
 	"extraArgs": flagExtraArgs, "ecrCredentialProviderBinDir": flagECRDaemonSetBinDir,
-	"expectedNodes": flagExpectedNodes,
+	"expectedNodes": flagExpectedNodes, "monitoring": flagMonitoring,
 }
 
 // ValueOptions are the flags that make install.Values.
@@ -104,6 +105,9 @@ type ValueOptions struct {
 	// DaemonSet and choose the host directory it installs into.
 	ECRDaemonSet       bool
 	ECRDaemonSetBinDir string
+	// Monitoring renders the ServiceMonitor, PrometheusRule and what they
+	// need (install.Values.Monitoring).
+	Monitoring bool
 }
 
 // AddFlags registers the value flags. Defaults shown are internal/install's;
@@ -130,6 +134,7 @@ func (o *ValueOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringToStringVar(&o.ExtraArgs, flagExtraArgs, nil, "more CCM flags, name=value without dashes (e.g. node-monitor-period=10s); a sizing flag given here replaces the computed value")
 	fs.IntVar(&o.ExpectedNodes, flagExpectedNodes, 0, fmt.Sprintf("Nodes the cluster is expected to have: the CCM's workers and API rate limits (--concurrent-node-syncs, --concurrent-node-lifecycle-syncs, --kube-api-qps, --kube-api-burst) are sized for them, docs/install-sizing.md (default: install apply counts the Nodes, at least %d; install manifests %d)", install.DefaultExpectedNodes, install.DefaultExpectedNodes))
 	fs.BoolVar(&o.ECRDaemonSet, flagECRDaemonSet, false, "also render the ecr-credential-provider DaemonSet, which copies the kubelet's private ECR credential provider from the CCM image onto every node (docs/ecr-credential-provider.md)")
+	fs.BoolVar(&o.Monitoring, flagMonitoring, false, "also render a metrics Service, a prometheus-operator ServiceMonitor and a PrometheusRule with the CCM's alerts, and the scraper's RBAC (needs prometheus-operator's CRDs; the secure port then listens on 0.0.0.0: docs/install-existing-cluster.md#monitoring-with-prometheus)")
 	fs.StringVar(&o.ECRDaemonSetBinDir, flagECRDaemonSetBinDir, "", "with --"+flagECRDaemonSet+": the nodes' kubelet --image-credential-provider-bin-dir (default "+ecrcredential.DefaultBinDir+")")
 }
 
@@ -210,6 +215,9 @@ func (o *ValueOptions) Values(fs *pflag.FlagSet) (install.Values, error) {
 		v.ECRCredentialProvider = o.ECRDaemonSet
 	}
 	setString(flagECRDaemonSetBinDir, &v.ECRCredentialProviderBinDir, o.ECRDaemonSetBinDir)
+	if set(flagMonitoring) {
+		v.Monitoring = o.Monitoring
+	}
 	// An empty value given on purpose is a mistake (an unset variable in a
 	// script), not a request for the default, which Default would fill in.
 	var problems []string

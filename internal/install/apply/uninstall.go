@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -38,6 +39,10 @@ func (c *Client) deleteOne(ctx context.Context, u *unstructured.Unstructured, o 
 	ref := Ref(u)
 	ri, live, err := c.lookup(ctx, u)
 	switch {
+	case meta.IsNoMatchError(err):
+		// Its CRD is gone (prometheus-operator's, for a monitoring
+		// install): no object of the kind can be left to delete.
+		return Result{Ref: ref, Action: "not found (the cluster no longer serves " + u.GetKind() + ")"}, nil
 	case err != nil:
 		return Result{}, err
 	case live == nil:

@@ -129,8 +129,11 @@ func Apply(ctx context.Context, c Clients, objs []*unstructured.Unstructured, o 
 		progress = io.Discard
 	}
 	start := time.Now()
-	// Refusals first: a mismatched install changes nothing, not even the
-	// diff's server dry run.
+	// Refusals first: a mismatched install, or one of kinds the cluster
+	// does not serve, changes nothing, not even the diff's server dry run.
+	if err := checkServed(c, objs); err != nil {
+		return Report{}, err
+	}
 	inv, err := planInventory(ctx, c, objs)
 	if err != nil {
 		return Report{}, err
