@@ -45,6 +45,13 @@ func ChartTemplates() []ChartTemplate {
 		{File: "daemonset.yaml.tmpl", If: `eq .WorkloadType "daemonset"`, Data: "awsccm.data"},
 		{File: "deployment.yaml.tmpl", If: `eq .WorkloadType "deployment"`, Data: "awsccm.data"},
 		{File: "ecr-credential-provider-daemonset.yaml.tmpl", If: `.Enabled`, Data: "awsccm.ecrData"},
+		{File: "metrics-reader-serviceaccount.yaml.tmpl", If: `.Monitoring`, Data: "awsccm.data"},
+		{File: "metrics-reader-token-secret.yaml.tmpl", If: `.Monitoring`, Data: "awsccm.data"},
+		{File: "metrics-reader-clusterrole.yaml.tmpl", If: `.Monitoring`, Data: "awsccm.data"},
+		{File: "metrics-reader-clusterrolebinding.yaml.tmpl", If: `.Monitoring`, Data: "awsccm.data"},
+		{File: "metrics-service.yaml.tmpl", If: `.Monitoring`, Data: "awsccm.data"},
+		{File: "servicemonitor.yaml.tmpl", If: `.Monitoring`, Data: "awsccm.data"},
+		{File: "prometheusrule.yaml.tmpl", If: `.Monitoring`, Data: "awsccm.data"},
 	}
 }
 
@@ -54,8 +61,9 @@ func ChartTemplates() []ChartTemplate {
 func ChartBase() (map[string]any, error) {
 	base := map[string]any{}
 	for _, w := range []Workload{WorkloadDaemonSet, WorkloadDeployment} {
-		// The image is always the values' (_data.tpl).
-		v := Values{Workload: w, Image: ImageRepository + ":from-values"}
+		// The image is always the values' (_data.tpl); with monitoring,
+		// so that the base holds the alert rules.
+		v := Values{Workload: w, Image: ImageRepository + ":from-values", Monitoring: true}
 		v.Default()
 		d, err := newTemplateData(&v)
 		if err != nil {
@@ -82,7 +90,7 @@ func ChartBase() (map[string]any, error) {
 	}
 	base["defaults"] = map[string]any{
 		"clusterName": DefaultClusterName, "replicas": DefaultReplicas, "verbosity": DefaultVerbosity,
-		"bindAddress": DefaultBindAddress, "expectedNodes": DefaultExpectedNodes,
+		"bindAddress": DefaultBindAddress, "monitoringBindAddress": MonitoringBindAddress, "expectedNodes": DefaultExpectedNodes,
 		"cloudConfig": string(empty), "cloudConfigPath": CloudConfigDir + "/" + CloudConfigKey,
 		"imageRepository": ImageRepository, "securePort": SecurePort, "leaseName": LeaseName,
 	}
@@ -95,6 +103,11 @@ type ChartImage struct {
 	Tag        string `json:"tag,omitempty"`
 	// Digest pins the image (sha256:...), with or without a tag.
 	Digest string `json:"digest,omitempty"`
+}
+
+// ChartMonitoring is the chart's monitoring value (Values.Monitoring).
+type ChartMonitoring struct {
+	Enabled bool `json:"enabled"`
 }
 
 // ChartServiceAccount is the chart's serviceAccount value.
@@ -124,6 +137,7 @@ type ChartValues struct {
 	ECRCredentialProviderBinDir string                      `json:"ecrCredentialProviderBinDir,omitempty"`
 	Resources                   corev1.ResourceRequirements `json:"resources"`
 	ServiceAccount              *ChartServiceAccount        `json:"serviceAccount,omitempty"`
+	Monitoring                  *ChartMonitoring            `json:"monitoring,omitempty"`
 	// PodOptions, but ServiceAccountAnnotations, which the chart takes as
 	// serviceAccount.annotations (upstream's name).
 	PodOptions `json:",inline"`
@@ -175,6 +189,9 @@ func HelmValues(v Values) (*ChartValues, error) {
 	}
 	if v.Workload == WorkloadDeployment {
 		c.Replicas = v.Replicas
+	}
+	if v.Monitoring {
+		c.Monitoring = &ChartMonitoring{Enabled: true}
 	}
 	if len(v.ServiceAccountAnnotations) > 0 {
 		c.ServiceAccount = &ChartServiceAccount{Annotations: v.ServiceAccountAnnotations}

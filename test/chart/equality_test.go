@@ -76,6 +76,9 @@ func equalityCases(t testing.TB) map[string]install.Values {
 			DNSPolicy:                 corev1.DNSClusterFirstWithHostNet,
 			PriorityClassName:         "platform-critical",
 		}},
+		// The ServiceMonitor, PrometheusRule, metrics Service and the
+		// scraper's RBAC; the secure port on every address.
+		"monitoring": {Monitoring: true},
 		"deployment-no-node-selector": {
 			Workload: install.WorkloadDeployment, PodOptions: install.PodOptions{NodeSelector: map[string]string{}},
 		},

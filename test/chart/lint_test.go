@@ -88,6 +88,7 @@ func TestChartRefusesWhatItCannotHonour(t *testing.T) {
 		"podLabels:\n  app.kubernetes.io/name: x\n":                                 "podLabels \"app.kubernetes.io/name\": set by the chart",
 		"extraVolumes:\n- name: cloud-config\n  emptyDir: {}\n":                     "extraVolumes \"cloud-config\": the name is taken",
 		"region: eu-west-1\ncloudConfig: |\n  [Global]\n":                           "region: set Region in cloudConfig",
+		"monitoring:\n  enabled: true\nbindAddress: 127.0.0.1\n":                    "bindAddress \"127.0.0.1\": monitoring.enabled needs the secure port reachable",
 		"ecrCredentialProviderBinDir: /opt/bin\n":                                   "ecrCredentialProviderBinDir \"/opt/bin\": set only with ecrCredentialProvider",
 	} {
 		_, err := Render(t, dir, []byte(values), "ccm", "kube-system")

@@ -87,7 +87,13 @@ helm-values writes it as install renders it), or [Global] with the region. */ -}
 {{- $req := (($v.resources | default dict).requests | default dict) -}}
 {{- $_ := set $d "CPURequest" (toString ($req.cpu | default "200m")) -}}
 {{- $_ := set $d "MemoryRequest" (toString ($req.memory | default "128Mi")) -}}
-{{- $bind := $v.bindAddress | default $defaults.bindAddress -}}
+{{- $monitoring := ($v.monitoring | default dict).enabled | default false -}}
+{{- $_ := set $d "Monitoring" $monitoring -}}
+{{- /* Prometheus scrapes the secure port from another host. */ -}}
+{{- $bind := $v.bindAddress | default (ternary $defaults.monitoringBindAddress $defaults.bindAddress $monitoring) -}}
+{{- if and $monitoring (or (hasPrefix "127." $bind) (eq $bind "::1")) -}}
+  {{- fail (printf "bindAddress %q: monitoring.enabled needs the secure port reachable from Prometheus, and a loopback address is not; leave bindAddress out (monitoring defaults it to %s), set a node address, or turn monitoring off" $bind $defaults.monitoringBindAddress) -}}
+{{- end -}}
 {{- $_ := set $d "ProbeHost" (ternary "127.0.0.1" $bind (or (eq $bind "0.0.0.0") (eq $bind "::"))) -}}
 {{- $nodes := int64 (ternary $defaults.expectedNodes $v.expectedNodes (kindIs "invalid" $v.expectedNodes)) -}}
 {{- $_ := set $d "WorkloadAnnotations" (dict "awsccmctl.io/sized-for-nodes" (toString $nodes)) -}}
