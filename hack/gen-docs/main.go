@@ -163,7 +163,7 @@ func alertsPage() []byte {
 	var b bytes.Buffer
 	b.WriteString(header)
 	b.WriteString("# Alerts\n\n")
-	b.WriteString("The alerting rules of the PrometheusRule `awsccmctl install --monitoring` renders\n")
+	b.WriteString("The alerting rules of the PrometheusRule `awsccmctl install apply --monitoring` renders\n")
 	b.WriteString("([Monitoring with Prometheus](../install-existing-cluster.md#monitoring-with-prometheus)),\n")
 	b.WriteString("on the [metrics](metrics.md) the CCM serves. A test on the test bed scrapes the real CCM\n")
 	b.WriteString("and evaluates these rules with Prometheus' rule engine: the breaker, throttling,\n")

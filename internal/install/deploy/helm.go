@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
@@ -25,6 +26,11 @@ const (
 func helmRelease(ctx context.Context, c Clients, objs []*unstructured.Unstructured) (name, namespace string, owned *unstructured.Unstructured, err error) {
 	for _, u := range objs {
 		live, err := c.Apply.Live(ctx, u)
+		if meta.IsNoMatchError(err) {
+			// A kind the cluster does not serve (prometheus-operator's
+			// CRDs gone) holds no object of anyone's.
+			continue
+		}
 		if err != nil {
 			return "", "", nil, err
 		}
