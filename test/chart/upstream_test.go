@@ -13,6 +13,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
@@ -208,5 +210,39 @@ func decode(t *testing.T, u *unstructured.Unstructured, into any) {
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUpstreamValuesInstall installs upstream's own values.yaml, verbatim,
+// through our chart with Helm on the test bed: the release deploys, its
+// CCM DaemonSet carries this chart's image and upstream's flags, and helm
+// uninstall removes it.
+func TestUpstreamValuesInstall(t *testing.T) {
+	kubeconfig, _, cs, _ := coexistCluster(t)
+	values, err := os.ReadFile(filepath.Join(upstreamChart(t), "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := Install(t, chartDir(t), values, "aws-cloud-controller-manager", "kube-system", kubeconfig)
+	if err != nil {
+		t.Fatalf("helm install with upstream's values.yaml: %v", err)
+	}
+	defer func() { _, _ = Uninstall(t, "aws-cloud-controller-manager", "kube-system", kubeconfig) }()
+	if rel.Status != "deployed" {
+		t.Errorf("release status %q, want deployed", rel.Status)
+	}
+	ds, err := cs.AppsV1().DaemonSets("kube-system").Get(t.Context(), install.AppName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ds.Spec.Template.Spec.Containers[0]
+	if !strings.HasPrefix(c.Image, install.ImageRepository+":") || !slices.Contains(c.Args, "--v=2") || !slices.Contains(c.Args, "--cloud-provider=aws") {
+		t.Errorf("the DaemonSet runs %s %v", c.Image, c.Args)
+	}
+	if _, err := Uninstall(t, "aws-cloud-controller-manager", "kube-system", kubeconfig); err != nil {
+		t.Fatalf("helm uninstall: %v", err)
+	}
+	if _, err := cs.AppsV1().DaemonSets("kube-system").Get(t.Context(), install.AppName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("helm uninstall left the DaemonSet: %v", err)
 	}
 }
