@@ -46,13 +46,6 @@ func uninstallAtEnd(t *testing.T, flags []string) {
 	})
 }
 
-// runCtx is run with a context, as main's signal handling would cancel it.
-func runCtx(ctx context.Context, args ...string) (string, string, error) {
-	var out, errOut bytes.Buffer
-	err := root.Execute(ctx, root.Streams{Out: &out, Err: &errOut}, args)
-	return out.String(), errOut.String(), err
-}
-
 // TestApplyDiffExitCodes: --diff with a dry run exits 1 when the cluster
 // differs (kubectl diff's convention) and 0 when it does not; a real apply
 // exits 0 whatever the diff showed.
