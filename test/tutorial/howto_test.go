@@ -65,6 +65,10 @@ func TestHowTos(t *testing.T) {
 		if strings.Contains(out, "rate limiter") {
 			t.Errorf("the wait ended with a client error")
 		}
+		// Monitoring without prometheus-operator: refused, naming the CRDs.
+		if !strings.Contains(out, "install prometheus-operator's CRDs first") {
+			t.Errorf("install apply --monitoring on the demo did not name the missing CRDs")
+		}
 		// Step 6 removed what step 5 installed.
 		if !strings.Contains(out, "DaemonSet/kube-system/aws-cloud-controller-manager deleted") {
 			t.Errorf("install uninstall did not report the DaemonSet deleted")
