@@ -12,8 +12,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
 	"github.com/awsccmctl/awsccmctl/internal/cli/exitcode"
@@ -134,5 +140,68 @@ func TestHelmRefusesAnInstall(t *testing.T) {
 	out, err := awsccmctl(append([]string{"install", "apply"}, flags...)...)
 	if exitcode.Of(err) != exitcode.Mismatch {
 		t.Errorf("install apply over the taken release: %v\n%s", err, out)
+	}
+}
+
+// TestInstallRefusesWhatHelmTemplateRendered: GitOps tools (Argo CD,
+// kustomize's helmCharts) apply the output of helm template, which has no
+// release annotations but the chart's managed-by: Helm label. install apply
+// and uninstall refuse those objects too (exit 8), naming where they come
+// from, and change nothing.
+func TestInstallRefusesWhatHelmTemplateRendered(t *testing.T) {
+	kubeconfig, ns, cs, values := coexistCluster(t)
+	ctx := context.Background()
+	objs, err := Render(t, chartDir(t), values, "ccm", ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testbed.Get(t).Config
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(cfg)))
+	resource := func(u *unstructured.Unstructured) dynamic.ResourceInterface {
+		m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			return dyn.Resource(m.Resource).Namespace(u.GetNamespace())
+		}
+		return dyn.Resource(m.Resource)
+	}
+	// Applied as a GitOps controller applies them: server-side, its own
+	// field manager.
+	for i := range objs {
+		u := &objs[i]
+		if _, err := resource(u).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "argocd-controller"}); err != nil {
+			t.Fatalf("apply %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	defer func() {
+		for i := range objs {
+			_ = resource(&objs[i]).Delete(ctx, objs[i].GetName(), metav1.DeleteOptions{})
+		}
+	}()
+	before, err := cs.AppsV1().DaemonSets(ns).Get(ctx, install.AppName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for verb, flags := range map[string][]string{
+		"apply":     {"--kubeconfig", kubeconfig, "--namespace", ns, "--no-detect"},
+		"uninstall": {"--kubeconfig", kubeconfig, "--namespace", ns},
+	} {
+		out, err := awsccmctl(append([]string{"install", verb}, flags...)...)
+		if code := exitcode.Of(err); code != exitcode.Mismatch || !strings.Contains(err.Error(), "rendered from the Helm chart") {
+			t.Errorf("install %s over helm template's objects: exit %d (%v), want %d saying where they come from\n%s", verb, code, err, exitcode.Mismatch, out)
+		}
+	}
+	after, err := cs.AppsV1().DaemonSets(ns).Get(ctx, install.AppName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Error("the refused commands changed the DaemonSet")
+	}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, apply.InventoryName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused apply wrote its inventory: %v", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/awsccmctl/awsccmctl/internal/install/apply"
@@ -19,18 +18,17 @@ const (
 	helmManagedBy                  = "Helm"
 )
 
-// helmRelease returns the Helm release (name and namespace) that owns one
-// of objs in the cluster, if any: the first such object, in objs' order.
-// owned without a name: the object carries Helm's managed-by label but no
-// release (rendered with helm template by a GitOps tool).
+// helmRelease returns the Helm release (name and namespace) that owns the
+// CCM's workload in the cluster, if any. Helm owns a release's objects
+// together, and every release of the chart holds the workload, so reading
+// it (in either kind: the release may run the other one) tells without a
+// read per object. owned without a name: the workload carries Helm's
+// managed-by label but no release (rendered with helm template by a GitOps
+// tool).
 func helmRelease(ctx context.Context, c Clients, objs []*unstructured.Unstructured) (name, namespace string, owned *unstructured.Unstructured, err error) {
-	for _, u := range objs {
+	w := workload(objs)
+	for _, u := range []*unstructured.Unstructured{w, otherWorkload(w)} {
 		live, err := c.Apply.Live(ctx, u)
-		if meta.IsNoMatchError(err) {
-			// A kind the cluster does not serve (prometheus-operator's
-			// CRDs gone) holds no object of anyone's.
-			continue
-		}
 		if err != nil {
 			return "", "", nil, err
 		}
