@@ -197,7 +197,7 @@ func checkPodOptions(t *testing.T, p *corev1.PodSpec, v *Values) {
 		len(c.VolumeMounts) != 1+len(v.ExtraVolumeMounts) || c.VolumeMounts[0].Name != cloudConfigVolume {
 		t.Errorf("volumes %v, mounts %v: want the cloud config's, then the %d extra", p.Volumes, c.VolumeMounts, len(v.ExtraVolumes))
 	}
-	if len(p.ImagePullSecrets) != len(v.ImagePullSecrets) {
+	if !equality.Semantic.DeepEqual(p.ImagePullSecrets, v.ImagePullSecrets) && (len(p.ImagePullSecrets) > 0 || len(v.ImagePullSecrets) > 0) {
 		t.Errorf("imagePullSecrets %v, want %v", p.ImagePullSecrets, v.ImagePullSecrets)
 	}
 	if v.NodeSelector != nil && !maps.Equal(p.NodeSelector, v.NodeSelector) {

@@ -2,6 +2,7 @@ package install
 
 import (
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -144,39 +145,13 @@ func (o *PodOptions) validateVolumes(add func(field, format string, args ...any)
 	}
 }
 
-// applyTo copies every field set in o onto dst.
+// applyTo copies every field set in o onto dst. Every field's zero value
+// (nil, "") means unset, and a field given empty ({} or []) is set.
 func (o *PodOptions) applyTo(dst *PodOptions) {
-	if o.NodeSelector != nil {
-		dst.NodeSelector = o.NodeSelector
-	}
-	if o.Tolerations != nil {
-		dst.Tolerations = o.Tolerations
-	}
-	if o.Env != nil {
-		dst.Env = o.Env
-	}
-	if o.PodAnnotations != nil {
-		dst.PodAnnotations = o.PodAnnotations
-	}
-	if o.PodLabels != nil {
-		dst.PodLabels = o.PodLabels
-	}
-	if o.ImagePullSecrets != nil {
-		dst.ImagePullSecrets = o.ImagePullSecrets
-	}
-	if o.ExtraVolumes != nil {
-		dst.ExtraVolumes = o.ExtraVolumes
-	}
-	if o.ExtraVolumeMounts != nil {
-		dst.ExtraVolumeMounts = o.ExtraVolumeMounts
-	}
-	if o.ServiceAccountAnnotations != nil {
-		dst.ServiceAccountAnnotations = o.ServiceAccountAnnotations
-	}
-	if o.DNSPolicy != "" {
-		dst.DNSPolicy = o.DNSPolicy
-	}
-	if o.PriorityClassName != "" {
-		dst.PriorityClassName = o.PriorityClassName
+	src, out := reflect.ValueOf(o).Elem(), reflect.ValueOf(dst).Elem()
+	for i := range src.NumField() {
+		if f := src.Field(i); !f.IsZero() {
+			out.Field(i).Set(f)
+		}
 	}
 }

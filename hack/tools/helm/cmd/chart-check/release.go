@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
@@ -38,27 +39,25 @@ func clusterConfig(o options, logf action.DebugLog) (*action.Configuration, erro
 }
 
 func install(o options, logf action.DebugLog) (any, error) {
-	res := releaseResult{Release: o.release, Namespace: o.namespace}
-	cfg, err := clusterConfig(o, logf)
-	if err != nil {
-		return failed(&res, &res.Error, err)
-	}
-	chrt, vals, _, err := loadInputs(o)
-	if err != nil {
-		return failed(&res, &res.Error, err)
-	}
-	i := action.NewInstall(cfg)
-	i.ReleaseName, i.Namespace, i.Wait, i.Timeout = o.release, o.namespace, o.wait, o.timeout
-	i.TakeOwnership = o.takeOwnership
-	rel, err := i.Run(chrt, vals)
-	describe(&res, rel)
-	if err != nil {
-		return failed(&res, &res.Error, err)
-	}
-	return res, nil
+	return runRelease(o, logf, func(cfg *action.Configuration, chrt *chart.Chart, vals map[string]any) (*release.Release, error) {
+		i := action.NewInstall(cfg)
+		i.ReleaseName, i.Namespace, i.Wait, i.Timeout = o.release, o.namespace, o.wait, o.timeout
+		i.TakeOwnership = o.takeOwnership
+		return i.Run(chrt, vals)
+	})
 }
 
 func upgrade(o options, logf action.DebugLog) (any, error) {
+	return runRelease(o, logf, func(cfg *action.Configuration, chrt *chart.Chart, vals map[string]any) (*release.Release, error) {
+		u := action.NewUpgrade(cfg)
+		u.Namespace, u.Wait, u.Timeout = o.namespace, o.wait, o.timeout
+		return u.Run(o.release, chrt, vals)
+	})
+}
+
+// runRelease loads the cluster's configuration and the chart with its
+// values, then runs the release action do and reports its release.
+func runRelease(o options, logf action.DebugLog, do func(*action.Configuration, *chart.Chart, map[string]any) (*release.Release, error)) (any, error) {
 	res := releaseResult{Release: o.release, Namespace: o.namespace}
 	cfg, err := clusterConfig(o, logf)
 	if err != nil {
@@ -68,9 +67,7 @@ func upgrade(o options, logf action.DebugLog) (any, error) {
 	if err != nil {
 		return failed(&res, &res.Error, err)
 	}
-	u := action.NewUpgrade(cfg)
-	u.Namespace, u.Wait, u.Timeout = o.namespace, o.wait, o.timeout
-	rel, err := u.Run(o.release, chrt, vals)
+	rel, err := do(cfg, chrt, vals)
 	describe(&res, rel)
 	if err != nil {
 		return failed(&res, &res.Error, err)
