@@ -201,15 +201,16 @@ func HelmValues(v Values) (*ChartValues, error) {
 }
 
 // splitImage splits a validated image reference into the chart's
-// repository, tag and digest.
+// repository, tag and digest, with the grammar ValidateImage checks it by.
 func splitImage(ref string) ChartImage {
-	var img ChartImage
-	if at := strings.LastIndex(ref, "@"); at >= 0 {
-		ref, img.Digest = ref[:at], ref[at+1:]
+	m := imageReference.FindStringSubmatch(ref)
+	if m == nil {
+		return ChartImage{Repository: ref}
 	}
-	if colon := strings.LastIndex(ref, ":"); colon > strings.LastIndex(ref, "/") {
-		ref, img.Tag = ref[:colon], ref[colon+1:]
+	tag, digest := m[imageReference.SubexpIndex("tag")], m[imageReference.SubexpIndex("digest")]
+	return ChartImage{
+		Repository: strings.TrimSuffix(strings.TrimSuffix(ref, digest), tag),
+		Tag:        strings.TrimPrefix(tag, ":"),
+		Digest:     strings.TrimPrefix(digest, "@"),
 	}
-	img.Repository = ref
-	return img
 }

@@ -2,7 +2,6 @@ package install
 
 import (
 	"regexp"
-	"strings"
 
 	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 )
@@ -41,8 +40,7 @@ func ValidateImage(image string) error {
 	case m[imageReference.SubexpIndex("tag")] == "" && m[imageReference.SubexpIndex("digest")] == "":
 		return fielderr.Errorf("image", " %q: pin a tag or digest (an untagged image means :latest, which changes under the cluster)", image)
 	}
-	name := strings.TrimSuffix(strings.TrimSuffix(image, m[imageReference.SubexpIndex("digest")]), m[imageReference.SubexpIndex("tag")])
-	if len(name) > maxImageNameLength {
+	if name := splitImage(image).Repository; len(name) > maxImageNameLength {
 		return fielderr.Errorf("image", ": the repository name is %d characters long, at most %d are allowed", len(name), maxImageNameLength)
 	}
 	return nil
