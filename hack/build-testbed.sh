@@ -22,9 +22,9 @@
 # add-on, offline) into $TESTBED_BIN/kops-check, for test/kops, which runs
 # the plan's kops edits through it. Cold: about 5 minutes on 2 cores and
 # 2.8 GB of memory at its peak (kops pulls in every cloud's SDK), so it is
-# built last and alone; reused while its stamp (the kops version and a hash
-# of the tool's sources and go.sum) matches. TESTBED_KOPS=0 skips it (test/kops then
-# skips, or fails when $CI is set).
+# built last and alone; reused while its stamp (a hash of the tool's go.mod,
+# which pins the kops version, go.sum and sources) matches. TESTBED_KOPS=0
+# skips it (test/kops then skips, or fails when $CI is set).
 #
 # And chart-check (hack/tools/helm: the Helm v3 Go library's render, lint,
 # schema validation and release actions) into $TESTBED_BIN/chart-check, for
@@ -119,23 +119,6 @@ build_legacy() {
 	echo "$LEGACY_VERSION" >"$BIN/$rel.version"
 }
 
-# build_kops_check: hack/tools/kops's kops-check into BIN/kops-check. The
-# stamp covers the checker's sources too, so an edit of it rebuilds it.
-build_kops_check() {
-	local dir=$ROOT/hack/tools/kops
-	local kops_version sum stamp
-	kops_version=$(sed -n 's/^require k8s.io\/kops \(v.*\)$/\1/p; s/^\tk8s.io\/kops \(v[^ ]*\)$/\1/p' "$dir/go.mod")
-	sum=$(cd "$dir" && cat go.mod go.sum cmd/kops-check/*.go | sha256sum | cut -c1-12)
-	stamp="kops $kops_version checker $sum"
-	if stamp_ok kops-check "$stamp"; then
-		echo "kops-check ($stamp): cached"
-		return
-	fi
-	echo "kops-check ($stamp): building (about 5 minutes on 2 cores when the Go caches are cold)"
-	(cd "$dir" && go build -trimpath -ldflags "-s -w" -o "$BIN/kops-check" ./cmd/kops-check)
-	echo "$stamp" >"$BIN/kops-check.version"
-}
-
 # build_tool NAME DIR: hack/tools/DIR's ./cmd/NAME into BIN/NAME, stamped
 # with a hash of the module and the command's sources, so an edit of either
 # rebuilds it.
@@ -183,6 +166,6 @@ if [ "${TESTBED_MONITORING:-1}" != 0 ]; then
 fi
 # Last, after every other build has finished: the largest of them.
 if [ "${TESTBED_KOPS:-1}" != 0 ]; then
-	build_kops_check
+	build_tool kops-check kops
 fi
 echo "test bed binaries in $BIN"
