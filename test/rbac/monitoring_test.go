@@ -13,10 +13,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
@@ -161,15 +159,7 @@ func TestAlertsFireOnTheRealCCM(t *testing.T) {
 // deleted, and its finalizer removed if the CCM has not released it.
 func failingLoadBalancer(t *testing.T, cs kubernetes.Interface, name string) {
 	t.Helper()
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
-			Annotations: map[string]string{"service.beta.kubernetes.io/aws-load-balancer-internal": "true"}},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name},
-			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
-	}
-	if _, err := cs.CoreV1().Services("default").Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createInternalLoadBalancer(t, cs, name)
 	t.Cleanup(func() {
 		ctx := context.Background()
 		_ = cs.CoreV1().Services("default").Delete(ctx, name, metav1.DeleteOptions{})

@@ -433,10 +433,9 @@ func TestARemovedRuleIsCaught(t *testing.T) {
 	}
 }
 
-// exerciseLoadBalancer creates an internal Classic load-balancer Service,
-// waits for its hostname, deletes it and waits until the CCM has released
-// it (removed the cleanup finalizer).
-func exerciseLoadBalancer(t *testing.T, cs kubernetes.Interface, name string) {
+// createInternalLoadBalancer creates an internal Classic load-balancer
+// Service named name in default.
+func createInternalLoadBalancer(t *testing.T, cs kubernetes.Interface, name string) {
 	t.Helper()
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
@@ -447,6 +446,14 @@ func exerciseLoadBalancer(t *testing.T, cs kubernetes.Interface, name string) {
 	if _, err := cs.CoreV1().Services("default").Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// exerciseLoadBalancer creates an internal Classic load-balancer Service,
+// waits for its hostname, deletes it and waits until the CCM has released
+// it (removed the cleanup finalizer).
+func exerciseLoadBalancer(t *testing.T, cs kubernetes.Interface, name string) {
+	t.Helper()
+	createInternalLoadBalancer(t, cs, name)
 	waitFor(t, 60*time.Second, "Service "+name+" load balancer", func(ctx context.Context) (bool, error) {
 		s, err := cs.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
 		return err == nil && len(s.Status.LoadBalancer.Ingress) > 0 && s.Status.LoadBalancer.Ingress[0].Hostname != "", nil

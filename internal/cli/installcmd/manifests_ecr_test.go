@@ -29,14 +29,7 @@ func TestManifestsECRCredentialProvider(t *testing.T) {
 		t.Errorf("stdout differs from install.Render with the DaemonSet:\n%s", out)
 	}
 
-	cfg := filepath.Join(t.TempDir(), "install.yaml")
-	if err := os.WriteFile(cfg, []byte("apiVersion: "+install.ConfigAPIVersion+"\nkind: "+install.ConfigKind+"\necrCredentialProvider: true\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err = run(t, "install", "manifests", "--config", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = manifestsWithConfig(t, "ecrCredentialProvider: true")
 	if !strings.Contains(out, "path: \"/usr/libexec/kubernetes/kubelet-plugins/credential-provider/exec\"") {
 		t.Errorf("the file's ecrCredentialProvider did not render the DaemonSet with the default directory:\n%s", out)
 	}
@@ -45,4 +38,19 @@ func TestManifestsECRCredentialProvider(t *testing.T) {
 	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), `--ecr-credential-provider-bin-dir`) || !strings.Contains(err.Error(), `"opt/x": want the kubelet's --image-credential-provider-bin-dir`) {
 		t.Errorf("relative directory: %v", err)
 	}
+}
+
+// manifestsWithConfig runs install manifests with an InstallConfiguration
+// file holding fields (YAML lines) and returns its stdout.
+func manifestsWithConfig(t *testing.T, fields string) string {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "install.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: "+install.ConfigAPIVersion+"\nkind: "+install.ConfigKind+"\n"+fields+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "install", "manifests", "--config", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

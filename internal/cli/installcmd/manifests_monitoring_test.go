@@ -1,8 +1,6 @@
 package installcmd_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,14 +27,7 @@ func TestManifestsMonitoring(t *testing.T) {
 		t.Errorf("stdout differs from install.Render with monitoring:\n%s", out)
 	}
 
-	cfg := filepath.Join(t.TempDir(), "install.yaml")
-	if err := os.WriteFile(cfg, []byte("apiVersion: "+install.ConfigAPIVersion+"\nkind: "+install.ConfigKind+"\nmonitoring: true\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err = run(t, "install", "manifests", "--config", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = manifestsWithConfig(t, "monitoring: true")
 	if !strings.Contains(out, "kind: PrometheusRule") {
 		t.Errorf("the file's monitoring: true rendered no PrometheusRule:\n%s", out)
 	}
