@@ -3,6 +3,7 @@ package chart
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -238,6 +239,11 @@ func TestUpstreamValuesInstall(t *testing.T) {
 	c := ds.Spec.Template.Spec.Containers[0]
 	if !strings.HasPrefix(c.Image, install.ImageRepository+":") || !slices.Contains(c.Args, "--v=2") || !slices.Contains(c.Args, "--cloud-provider=aws") {
 		t.Errorf("the DaemonSet runs %s %v", c.Image, c.Args)
+	}
+	// A new release has install's selector: upstream's is kept only where
+	// a live DaemonSet has it (TestUpgradeFromUpstreamRelease).
+	if want := map[string]string{install.LabelName: install.AppName}; !maps.Equal(ds.Spec.Selector.MatchLabels, want) || ds.Spec.Template.Labels["k8s-app"] != "" {
+		t.Errorf("a new release's DaemonSet selects %v with pod labels %v, want %v and no k8s-app", ds.Spec.Selector.MatchLabels, ds.Spec.Template.Labels, want)
 	}
 	if _, err := Uninstall(t, "aws-cloud-controller-manager", "kube-system", kubeconfig); err != nil {
 		t.Fatalf("helm uninstall: %v", err)

@@ -72,6 +72,21 @@ install and Helm rolls no pod. */ -}}
 {{- $_ := set $labels "app.kubernetes.io/managed-by" .Release.Service -}}
 {{- $_ := set $labels "helm.sh/chart" (printf "%s-%s" .Chart.Name (.Chart.Version | replace "+" "_")) -}}
 {{- $_ := set $d "Labels" $labels -}}
+{{- /* An upgrade of a release made by upstream's chart: its DaemonSet selects
+k8s-app=<name>, and the API server refuses a new selector. Keep it, and give
+the pods and objects that label too, so `helm upgrade` with this chart is the
+whole switch (docs/helm.md). lookup reads the cluster only in helm
+install/upgrade; helm template (Argo CD) sees nothing and renders install's
+selector. */ -}}
+{{- if eq $workload "daemonset" -}}
+  {{- $upstreamSelector := dict "k8s-app" $d.Workload -}}
+  {{- $live := lookup "apps/v1" "DaemonSet" $ns $d.Workload -}}
+  {{- if and $live (eq (toJson ((($live.spec | default dict).selector | default dict).matchLabels | default dict)) (toJson $upstreamSelector)) -}}
+    {{- $_ := set $d "SelectorLabels" $upstreamSelector -}}
+    {{- $_ := set $d "Labels" (merge (deepCopy $upstreamSelector) $labels) -}}
+    {{- $_ := set $d "PodLabels" (merge (deepCopy $upstreamSelector) $d.PodLabels) -}}
+  {{- end -}}
+{{- end -}}
 {{- /* The cloud config: the text as given (install manifests --format
 helm-values writes it as install renders it), or [Global] with the region. */ -}}
 {{- $ini := $v.cloudConfig | default "" -}}

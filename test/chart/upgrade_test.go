@@ -1,0 +1,147 @@
+package chart
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/awsccmctl/awsccmctl/internal/install"
+)
+
+// upstreamSelector is the DaemonSet selector upstream's chart writes. A
+// DaemonSet's selector cannot change, so a release made by upstream's
+// chart keeps it for life.
+var upstreamSelector = map[string]string{"k8s-app": install.AppName}
+
+// TestUpgradeFromUpstreamRelease: a release of upstream's chart becomes a
+// release of this chart by `helm upgrade` with the same values file and
+// nothing else (docs/helm.md, "Switch from upstream's chart"). The API
+// server refuses a new DaemonSet selector, so the chart keeps upstream's
+// where the live DaemonSet has it; every other object is updated in place
+// under the same names, nothing is deleted, a second upgrade changes no
+// pod, and helm uninstall removes it all.
+func TestUpgradeFromUpstreamRelease(t *testing.T) {
+	kubeconfig, _, cs, _ := coexistCluster(t)
+	// Upstream's values.yaml verbatim, in its namespace: where nearly every
+	// upstream release runs.
+	values, err := os.ReadFile(filepath.Join(upstreamChart(t), "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const release, ns = "aws-cloud-controller-manager", "kube-system"
+
+	rel, err := Install(t, upstreamChart(t), values, release, ns, kubeconfig)
+	if err != nil {
+		t.Fatalf("helm install of upstream's chart: %v", err)
+	}
+	defer func() { _, _ = Uninstall(t, release, ns, kubeconfig) }()
+	if rel.Revision != 1 || rel.Status != "deployed" {
+		t.Fatalf("upstream's release: %+v", rel)
+	}
+	before := daemonSet(t, cs, ns)
+	if !maps.Equal(before.Spec.Selector.MatchLabels, upstreamSelector) {
+		t.Fatalf("upstream's DaemonSet selects %v, want %v: the test's premise", before.Spec.Selector.MatchLabels, upstreamSelector)
+	}
+	upstreamObjects := liveObjects(t, cs, ns)
+
+	rel, err = Upgrade(t, chartDir(t), values, release, ns, kubeconfig)
+	if err != nil {
+		t.Fatalf("helm upgrade to this chart with the same values: %v", err)
+	}
+	if rel.Revision != 2 || rel.Status != "deployed" {
+		t.Errorf("after the upgrade: %+v, want revision 2 deployed", rel)
+	}
+	ds := daemonSet(t, cs, ns)
+	if ds.UID != before.UID {
+		t.Errorf("the DaemonSet was recreated (uid %s, was %s): its pods would all go at once", ds.UID, before.UID)
+	}
+	if !maps.Equal(ds.Spec.Selector.MatchLabels, upstreamSelector) {
+		t.Errorf("selector %v, want upstream's %v kept", ds.Spec.Selector.MatchLabels, upstreamSelector)
+	}
+	podLabels := ds.Spec.Template.Labels
+	for k, v := range upstreamSelector {
+		if podLabels[k] != v {
+			t.Errorf("pod labels %v lack the selector's %s=%s: the DaemonSet would own no pod", podLabels, k, v)
+		}
+	}
+	if podLabels[install.LabelName] != install.AppName {
+		t.Errorf("pod labels %v lack %s=%s, which this chart's pods carry", podLabels, install.LabelName, install.AppName)
+	}
+	c := ds.Spec.Template.Spec.Containers[0]
+	if !strings.HasPrefix(c.Image, install.ImageRepository+":") || !strings.Contains(strings.Join(c.Args, " "), "--cloud-config=") {
+		t.Errorf("the DaemonSet runs %s %v, want this chart's image and flags", c.Image, c.Args)
+	}
+	if ds.Spec.UpdateStrategy.Type != appsv1.RollingUpdateDaemonSetStrategyType ||
+		ds.Spec.UpdateStrategy.RollingUpdate == nil || ds.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable.IntValue() != 1 {
+		t.Errorf("update strategy %+v, want a rolling update one node at a time", ds.Spec.UpdateStrategy)
+	}
+	// Same names: Helm updates upstream's objects in place and deletes none.
+	after := liveObjects(t, cs, ns)
+	for name, uid := range upstreamObjects {
+		if after[name] != uid {
+			t.Errorf("%s: uid %q after the upgrade, %q before: deleted or recreated", name, after[name], uid)
+		}
+	}
+
+	// Settled: the next upgrade finds its own DaemonSet, keeps the
+	// selector, and rolls no pod.
+	rel, err = Upgrade(t, chartDir(t), values, release, ns, kubeconfig)
+	if err != nil || rel.Revision != 3 {
+		t.Fatalf("second upgrade: %+v, %v", rel, err)
+	}
+	again := daemonSet(t, cs, ns)
+	if again.Generation != ds.Generation || !maps.Equal(again.Spec.Selector.MatchLabels, upstreamSelector) {
+		t.Errorf("second upgrade: generation %d → %d, selector %v; want no change", ds.Generation, again.Generation, again.Spec.Selector.MatchLabels)
+	}
+
+	if _, err := Uninstall(t, release, ns, kubeconfig); err != nil {
+		t.Fatalf("helm uninstall: %v", err)
+	}
+	for name := range liveObjects(t, cs, ns) {
+		t.Errorf("helm uninstall left %s", name)
+	}
+}
+
+func daemonSet(t *testing.T, cs kubernetes.Interface, ns string) *appsv1.DaemonSet {
+	t.Helper()
+	ds, err := cs.AppsV1().DaemonSets(ns).Get(t.Context(), install.AppName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// liveObjects maps "Kind name" to the uid of each object both charts make
+// under upstream's names.
+func liveObjects(t *testing.T, cs kubernetes.Interface, ns string) map[string]string {
+	t.Helper()
+	ctx := t.Context()
+	got := map[string]string{}
+	note := func(kind string, m metav1.Object, err error) {
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			t.Fatal(err)
+		default:
+			got[kind+" "+m.GetName()] = string(m.GetUID())
+		}
+	}
+	ds, err := cs.AppsV1().DaemonSets(ns).Get(ctx, install.AppName, metav1.GetOptions{})
+	note("DaemonSet", ds, err)
+	sa, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, install.ServiceAccountName, metav1.GetOptions{})
+	note("ServiceAccount", sa, err)
+	cr, err := cs.RbacV1().ClusterRoles().Get(ctx, install.ClusterRoleName, metav1.GetOptions{})
+	note("ClusterRole", cr, err)
+	crb, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, install.ClusterRoleName, metav1.GetOptions{})
+	note("ClusterRoleBinding", crb, err)
+	rb, err := cs.RbacV1().RoleBindings(ns).Get(ctx, "cloud-controller-manager:apiserver-authentication-reader", metav1.GetOptions{})
+	note("RoleBinding", rb, err)
+	return got
+}
