@@ -155,19 +155,7 @@ func TestInstallRefusesWhatHelmTemplateRendered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := testbed.Get(t).Config
-	dyn := dynamic.NewForConfigOrDie(cfg)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(cfg)))
-	resource := func(u *unstructured.Unstructured) dynamic.ResourceInterface {
-		m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			return dyn.Resource(m.Resource).Namespace(u.GetNamespace())
-		}
-		return dyn.Resource(m.Resource)
-	}
+	resource := dynamicResource(t)
 	// Applied as a GitOps controller applies them: server-side, its own
 	// field manager.
 	for i := range objs {
@@ -203,5 +191,25 @@ func TestInstallRefusesWhatHelmTemplateRendered(t *testing.T) {
 	}
 	if _, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, apply.InventoryName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the refused apply wrote its inventory: %v", err)
+	}
+}
+
+// dynamicResource returns, for an object of any kind the test bed serves,
+// the dynamic client's interface to it: how a GitOps controller writes
+// what helm template rendered.
+func dynamicResource(t *testing.T) func(*unstructured.Unstructured) dynamic.ResourceInterface {
+	t.Helper()
+	cfg := testbed.Get(t).Config
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(cfg)))
+	return func(u *unstructured.Unstructured) dynamic.ResourceInterface {
+		m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			return dyn.Resource(m.Resource).Namespace(u.GetNamespace())
+		}
+		return dyn.Resource(m.Resource)
 	}
 }

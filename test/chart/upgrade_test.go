@@ -1,15 +1,20 @@
 package chart
 
 import (
+	"context"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
@@ -106,6 +111,68 @@ func TestUpgradeFromUpstreamRelease(t *testing.T) {
 	}
 	for name := range liveObjects(t, cs, ns) {
 		t.Errorf("helm uninstall left %s", name)
+	}
+}
+
+// TestHelmTemplateSwitchNeedsTheOrphanStep holds the other half of
+// docs/helm.md's upgrade: a renderer without a cluster (helm template,
+// Argo CD) gets this chart's own selector, so its sync over upstream's
+// DaemonSet is refused as immutable, and succeeds once that DaemonSet is
+// deleted with its pods orphaned, as the documented steps do.
+func TestHelmTemplateSwitchNeedsTheOrphanStep(t *testing.T) {
+	kubeconfig, _, cs, _ := coexistCluster(t)
+	values, err := os.ReadFile(filepath.Join(upstreamChart(t), "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const release, ns = "aws-cloud-controller-manager", "kube-system"
+	if _, err := Install(t, upstreamChart(t), values, release, ns, kubeconfig); err != nil {
+		t.Fatalf("helm install of upstream's chart: %v", err)
+	}
+	defer func() { _, _ = Uninstall(t, release, ns, kubeconfig) }()
+
+	objs, err := Render(t, chartDir(t), values, release, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rendered *unstructured.Unstructured
+	for i := range objs {
+		if objs[i].GetKind() == "DaemonSet" && objs[i].GetName() == install.AppName {
+			rendered = &objs[i]
+		}
+	}
+	if rendered == nil {
+		t.Fatal("helm template rendered no CCM DaemonSet")
+	}
+	resource := dynamicResource(t)
+	sync := func() error {
+		_, err := resource(rendered).Apply(t.Context(), rendered.GetName(), rendered, metav1.ApplyOptions{FieldManager: "argocd-controller", Force: true})
+		return err
+	}
+	if err := sync(); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "field is immutable") {
+		t.Fatalf("syncing helm template's DaemonSet over upstream's: %v, want the API server's immutable-selector refusal the docs name", err)
+	}
+	orphan := metav1.DeletePropagationOrphan
+	if err := cs.AppsV1().DaemonSets(ns).Delete(t.Context(), install.AppName, metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
+		t.Fatal(err)
+	}
+	// The test bed runs no garbage collector (kube-controller-manager),
+	// which finishes an orphan delete: it takes the orphan finalizer off
+	// once the dependents are released. There are no pods here to release.
+	if _, err := cs.AppsV1().DaemonSets(ns).Patch(t.Context(), install.AppName, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.AppsV1().DaemonSets(ns).Get(ctx, install.AppName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		t.Fatalf("upstream's DaemonSet is still there after the orphan delete: %v", err)
+	}
+	if err := sync(); err != nil {
+		t.Fatalf("sync after the orphan delete: %v", err)
+	}
+	if ds := daemonSet(t, cs, ns); !maps.Equal(ds.Spec.Selector.MatchLabels, map[string]string{install.LabelName: install.AppName}) {
+		t.Errorf("the synced DaemonSet selects %v, want this chart's selector", ds.Spec.Selector.MatchLabels)
 	}
 }
 
