@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -132,8 +133,15 @@ func verifyClusterGate(ctx context.Context, e *env, _ *Step) (gateResult, error)
 	if err != nil {
 		return gateResult{}, err
 	}
+	b, err := e.baseline(ctx)
+	if err != nil {
+		return gateResult{}, err
+	}
+	if b == nil {
+		return gateResult{}, errors.New("verify-cluster: no baseline in the journal after the step took it")
+	}
 	o := verifyClusterObservation{Planned: e.plan.Spec.Cluster.ControlPlaneNodes, Version: e.plan.Spec.Cluster.KubernetesVersion,
-		BaselineNodes: len(e.journal.Baseline.ProviderIDs), BaselineLBs: len(e.journal.Baseline.Hostnames)}
+		BaselineNodes: len(b.ProviderIDs), BaselineLBs: len(b.Hostnames)}
 	for _, k := range kcm {
 		o.KCMNodes = append(o.KCMNodes, k.Node)
 	}

@@ -49,9 +49,9 @@ func startGuardWatch(ctx context.Context, client kubernetes.Interface) (*guardWa
 // a list from the apiserver's watch cache: an event a moment late only
 // delays a finding to the next check.
 func (e *env) checkGuards(ctx context.Context, now time.Time) error {
-	b := e.journal.Baseline
-	if b == nil {
-		return nil
+	b, err := e.baseline(ctx)
+	if b == nil || err != nil {
+		return err
 	}
 	if e.guards == nil {
 		w, err := startGuardWatch(ctx, e.client)

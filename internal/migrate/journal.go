@@ -45,8 +45,12 @@ type Journal struct {
 	Holder *Holder `json:"holder,omitempty"`
 	// Steps hold every step's record, in plan order.
 	Steps []StepRecord `json:"steps"`
-	// Baseline is the cluster as verify-cluster saw it: the guards compare
-	// with it.
+	// BaselineRef points to the cluster as verify-cluster saw it, which
+	// the guards compare with: kept in ConfigMaps of its own
+	// (baseline.go), so the journal every heartbeat rewrites stays small.
+	BaselineRef *BaselineRef `json:"baselineRef,omitempty"`
+	// Baseline is the same, held in the journal itself by versions before
+	// BaselineRef; read from a journal they began, never written now.
 	Baseline *Baseline `json:"baseline,omitempty"`
 	// Handover is what the cut-over measured.
 	Handover *HandoverRecord `json:"handover,omitempty"`
@@ -89,8 +93,8 @@ type Baseline struct {
 	Hostnames map[string]string `json:"hostnames"`
 	// NodeFields maps every Node to the digest of the fields the move must
 	// not change (nodeFieldsDigest): its addresses and its cloud and
-	// hostname labels. A digest, not the values: the journal is one
-	// ConfigMap, and at 5,000 Nodes the values would not fit. Absent in a
+	// hostname labels. A digest, not the values: a 12-byte digest is
+	// smaller than the values, and compresses as well. Absent in a
 	// journal from before this guard, which then skips it.
 	NodeFields map[string]string `json:"nodeFields,omitempty"`
 	// NotReady lists the Nodes that were not Ready at the baseline: the

@@ -51,6 +51,9 @@ const (
 	JournalName = "awsccmctl-migration"
 	// JournalKey is the journal's key in it.
 	JournalKey = "journal.json"
+	// BaselineName is the first ConfigMap of the guards' baseline; more
+	// are BaselineName-1, -2, ... (baselinePieceName).
+	BaselineName = "awsccmctl-migration-baseline"
 	// ReportsName is the ConfigMap the node step writes its reports to,
 	// one key per node; nodes may write it (migration-rbac grants
 	// system:nodes get and patch on it alone), never the journal.

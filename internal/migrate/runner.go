@@ -95,6 +95,8 @@ type env struct {
 	migrationReleased *release
 	// guards is the run's watch of Nodes and Services (checkGuards).
 	guards *guardWatch
+	// base is the guards' baseline once read or taken (env.baseline).
+	base *Baseline
 	// kubeletReports is the kubelet gate's last read (kubeletsGate).
 	kubeletReports kubeletReportsRead
 	// status is the step's wait on a terminal's status line (nil: the wait

@@ -107,15 +107,21 @@ func verifyCluster(ctx context.Context, e *env, _ *Step) error {
 	if v.GitVersion != e.plan.Spec.Cluster.KubernetesVersion {
 		return fmt.Errorf("the apiserver is %s, the plan was made for %s: make a new plan", v.GitVersion, e.plan.Spec.Cluster.KubernetesVersion)
 	}
-	if e.journal.Baseline == nil {
-		b, err := takeBaseline(ctx, e.client)
-		if err != nil {
-			return err
-		}
-		if _, err := e.update(ctx, func(j *Journal) error { j.Baseline = b; return nil }); err != nil {
-			return err
-		}
+	if b, err := e.baseline(ctx); err != nil || b != nil {
+		return err
 	}
+	b, err := takeBaseline(ctx, e.client)
+	if err != nil {
+		return err
+	}
+	ref, err := writeBaseline(ctx, e.client, b)
+	if err != nil {
+		return err
+	}
+	if _, err := e.update(ctx, func(j *Journal) error { j.BaselineRef = ref; return nil }); err != nil {
+		return err
+	}
+	e.base = b
 	return nil
 }
 

@@ -137,7 +137,7 @@ func TestMigrationAtScale(t *testing.T) {
 	}
 	logf("apply --until %s: %s", migrate.StepMigrationRBAC, first.summary(false))
 	store := &migrate.Store{Client: env.kube}
-	if _, err := store.Update(ctx, func(j *migrate.Journal) error {
+	started, err := store.Update(ctx, func(j *migrate.Journal) error {
 		now := metav1.Now()
 		for _, name := range skippedSteps {
 			if r := j.Record(name); r != nil {
@@ -145,14 +145,20 @@ func TestMigrationAtScale(t *testing.T) {
 			}
 		}
 		return nil
-	}); err != nil {
+	})
+	if err != nil {
 		t.Fatal(err)
+	}
+	ref := started.BaselineRef
+	if ref == nil || ref.Nodes != n {
+		t.Fatalf("journal's baseline: %+v, want one of %d Nodes", ref, n)
 	}
 	journal, err := env.kube.CoreV1().ConfigMaps(migrate.Namespace).Get(ctx, migrate.JournalName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logf("journal: %d bytes with the baseline of %d Nodes (a ConfigMap holds at most 1 MiB)", len(journal.Data[migrate.JournalKey]), n)
+	logf("journal: %d bytes; the guards' baseline of %d Nodes beside it: %d bytes gzipped in %d ConfigMaps (one holds at most 1 MiB)",
+		len(journal.Data[migrate.JournalKey]), n, ref.Bytes, ref.Pieces)
 
 	// apply through the last kubelet step, the nodes played by their
 	// reports, while every Node's kubelet posts its status every 5 min.
