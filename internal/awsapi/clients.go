@@ -7,7 +7,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
@@ -37,7 +36,10 @@ type Options struct {
 	Metrics *Metrics
 	// HTTPTimeout bounds one attempt (default DefaultHTTPTimeout).
 	HTTPTimeout time.Duration
-	// MaxAttempts of the SDK standard retryer (default 3, the SDK default).
+	// MaxAttempts overrides the attempts per call. 0 leaves the SDK's own
+	// retry settings in force: AWS_MAX_ATTEMPTS and AWS_RETRY_MODE, or
+	// max_attempts and retry_mode in the shared config file, else the
+	// standard mode's 3 attempts.
 	MaxAttempts int
 }
 
@@ -74,16 +76,16 @@ func (o Options) httpClient() *awshttp.BuildableClient {
 // shared files, web identity, container and instance roles) and the SDK's
 // own endpoint settings (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>).
 func (o Options) loadConfig(ctx context.Context, region string) (aws.Config, error) {
-	maxAttempts := o.MaxAttempts
-	if maxAttempts == 0 {
-		maxAttempts = retry.DefaultMaxAttempts
-	}
 	opts := []func(*config.LoadOptions) error{
 		config.WithHTTPClient(o.httpClient()),
-		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts = maxAttempts })
-		}),
 		config.WithAPIOptions(o.apiOptions()),
+	}
+	// No retryer of our own: the SDK builds its own from AWS_RETRY_MODE
+	// (adaptive mode slows a whole account's callers down when AWS
+	// throttles) and AWS_MAX_ATTEMPTS, which a retryer given here would
+	// override.
+	if o.MaxAttempts != 0 {
+		opts = append(opts, config.WithRetryMaxAttempts(o.MaxAttempts))
 	}
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
@@ -163,4 +164,55 @@ func loadCloudConfig(t *testing.T, conf string) *cloudconfig.Config {
 		t.Fatal(err)
 	}
 	return cc
+}
+
+// The SDK's own retry settings reach every client: AWS_MAX_ATTEMPTS sets
+// the attempts and AWS_RETRY_MODE=adaptive the client-side rate limiting
+// AWS recommends for an account that throttles; Options.MaxAttempts, when
+// set, wins over both.
+func TestRetrySettingsFromTheEnvironment(t *testing.T) {
+	srv, url := emulator(t)
+	t.Setenv("AWS_ENDPOINT_URL", url)
+	throttle := func(times int) {
+		f := awsemu.Throttle("ec2", 1)
+		f.Action, f.Remaining = "DescribeInstances", times
+		srv.InjectFault(f)
+	}
+	describe := func(o Options) (attempts int, err error) {
+		t.Helper()
+		c, err := NewClients(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := srv.Calls("ec2", "DescribeInstances")
+		_, err = c.EC2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{})
+		return srv.Calls("ec2", "DescribeInstances") - before, err
+	}
+
+	// The SDK's default, three attempts, is TestMetricsCountEveryAttemptAndThrottles'.
+	t.Setenv("AWS_MAX_ATTEMPTS", "2")
+	throttle(2)
+	if n, err := describe(Options{Region: "us-east-1"}); err == nil || n != 2 {
+		t.Errorf("AWS_MAX_ATTEMPTS=2: %d attempts, %v; want 2 and the throttle's error", n, err)
+	}
+	srv.ClearFaults()
+	throttle(1)
+	if n, err := describe(Options{Region: "us-east-1", MaxAttempts: 1}); err == nil || n != 1 {
+		t.Errorf("MaxAttempts 1 over AWS_MAX_ATTEMPTS=2: %d attempts, %v; want 1 and the throttle's error", n, err)
+	}
+	srv.ClearFaults()
+	os.Unsetenv("AWS_MAX_ATTEMPTS") // t.Setenv restores it after the test
+
+	t.Setenv("AWS_RETRY_MODE", "adaptive")
+	c, err := NewClients(context.Background(), Options{Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.EC2.Options().Retryer; func() bool { _, ok := r.(*retry.AdaptiveMode); return !ok }() {
+		t.Errorf("AWS_RETRY_MODE=adaptive: EC2's retryer is %T, want *retry.AdaptiveMode", r)
+	}
+	throttle(1)
+	if n, err := describe(Options{Region: "us-east-1"}); err != nil || n != 2 {
+		t.Errorf("adaptive after a throttle: %d attempts, %v; want success on the 2nd", n, err)
+	}
 }
