@@ -166,6 +166,8 @@ type nodePodRollout struct {
 	concurrency int
 	poll        time.Duration
 	printf      func(string, ...any)
+	// shown is the progress last shown (report).
+	shown string
 }
 
 // podsOf lists the rollout's Pods by node.
@@ -198,7 +200,6 @@ func (ro *nodePodRollout) run(ctx context.Context) error {
 			}
 		}
 	}
-	last := ""
 	for {
 		pods, err := ro.podsOf(ctx)
 		if err != nil {
@@ -208,12 +209,7 @@ func (ro *nodePodRollout) run(ctx context.Context) error {
 			if err != nil {
 				return err // after the step ended, the caller's cancel ignores it
 			}
-			if s := ro.progress(pods); ro.e.status != nil {
-				ro.e.status.setPods(s)
-			} else if s != last {
-				last = s
-				ro.printf("  node step Pods: %s", s)
-			}
+			ro.report(pods)
 			if done {
 				return nil
 			}
@@ -223,6 +219,27 @@ func (ro *nodePodRollout) run(ctx context.Context) error {
 			return nil
 		case <-time.After(ro.poll):
 		}
+	}
+}
+
+// report shows the rollout's progress: on the status line, or printed when
+// it changed since it was last shown.
+func (ro *nodePodRollout) report(pods map[string]*corev1.Pod) {
+	s := ro.progress(pods)
+	if ro.e.status != nil {
+		ro.e.status.setPods(s)
+	} else if s != ro.shown {
+		ro.printf("  node step Pods: %s", s)
+	}
+	ro.shown = s
+}
+
+// finalReport shows the Pods as they are once the gate passed: the gate
+// reads the nodes' reports, and may pass before the rollout's next poll
+// saw the last Pods succeed.
+func (ro *nodePodRollout) finalReport(ctx context.Context) {
+	if pods, err := ro.podsOf(ctx); err == nil {
+		ro.report(pods)
 	}
 }
 

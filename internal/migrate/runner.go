@@ -424,6 +424,7 @@ func (r *Runner) waitNodePods(ctx context.Context, e *env, s *Step, undo bool, p
 	cancel(nil)
 	<-rolled
 	if err == nil {
+		ro.finalReport(ctx)
 		ro.cleanup(ctx)
 	}
 	return res, err
