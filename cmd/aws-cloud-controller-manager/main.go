@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	cmd, err := ccmapp.NewCommand(ccmapp.Options{})
+	cmd, err := ccmapp.NewCommand(ccmapp.Options{HandleSignals: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

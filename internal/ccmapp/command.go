@@ -38,6 +38,10 @@ type Options struct {
 	Registerer awsapi.Registerer
 	// Ready is called with the provider once it is built.
 	Ready func(*awsapi.Metrics, *awscloud.Cloud)
+	// HandleSignals stops the CCM on SIGTERM or SIGINT and releases the
+	// leader Leases it holds before the command returns (shutdown.go). The
+	// binary sets it; a test process keeps its own signals.
+	HandleSignals bool
 }
 
 // legacyRegisterer adapts the component-base legacy registry.
@@ -71,9 +75,14 @@ func NewCommand(o Options) (*cobra.Command, error) {
 		o.Registerer = legacyRegisterer{}
 	}
 	stop := o.Stop
+	var stopOwn chan struct{}
 	if stop == nil {
-		stop = make(chan struct{})
+		stopOwn = make(chan struct{})
+		stop = stopOwn
 	}
+	// held is what the leader election takes, known once the configuration
+	// is complete (in the initializer).
+	var held *leaderLeases
 	initializer := func(c *cloudcontrollerconfig.CompletedConfig) cloudprovider.Interface {
 		shared := c.ComponentConfig.KubeCloudShared.CloudProvider
 		if shared.Name != awscloud.ProviderName {
@@ -102,6 +111,7 @@ func NewCommand(o Options) (*cobra.Command, error) {
 			return nil
 		}
 		configureControllers(c)
+		held = leaderLeasesOf(c)
 		m := awsapi.NewMetrics(o.Registerer)
 		cloud, err := awscloud.New(context.Background(), awscloud.Config{
 			CloudConfigPath: shared.CloudConfigFile, Flags: flags, Metrics: m, ViewMetrics: instances.NewMetrics(o.Registerer),
@@ -128,7 +138,17 @@ func NewCommand(o Options) (*cobra.Command, error) {
 		if err := taggingOptions.Validate(taggingEnabled(ccmOptions.Generic.Controllers)); err != nil {
 			return err
 		}
-		return run(cmd, args)
+		if o.HandleSignals && stopOwn != nil {
+			stopOnSignal(stopOwn)
+		}
+		err := run(cmd, args)
+		// Run returns once stop is closed (or serving failed): release
+		// what this process led before it exits. Only the binary does:
+		// tests run several CCMs in one process, on one host name.
+		if o.HandleSignals && held != nil {
+			held.release()
+		}
+		return err
 	}
 	cmd.Use = "aws-cloud-controller-manager"
 	cmd.Long = `aws-cloud-controller-manager runs the Kubernetes cloud controllers for AWS:

@@ -72,3 +72,33 @@ func (r Record) DurationOrDefault() time.Duration {
 	}
 	return DefaultDuration
 }
+
+// ReleaseIf clears the holder of Lease namespace/name, as a holder that
+// releases does, when held says the current holder is one it may release.
+// The update is conditional on the resourceVersion read: a Lease renewed
+// or taken since is left alone. It returns the holder it released, "" when
+// it released nothing (no Lease, no holder, another holder, or a conflict).
+func ReleaseIf(ctx context.Context, client kubernetes.Interface, namespace, name string, held func(holder string) bool, fieldManager string) (string, error) {
+	leases := client.CoordinationV1().Leases(namespace)
+	l, err := leases.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read Lease %s/%s: %w", namespace, name, err)
+	}
+	holder := Of(l).Holder
+	if holder == "" || !held(holder) {
+		return "", nil
+	}
+	l = l.DeepCopy()
+	l.Spec.HolderIdentity = new(string)
+	_, err = leases.Update(ctx, l, metav1.UpdateOptions{FieldManager: fieldManager})
+	switch {
+	case apierrors.IsConflict(err):
+		return "", nil // a candidate renewed or took it
+	case err != nil:
+		return "", fmt.Errorf("release Lease %s/%s held by %s: %w", namespace, name, holder, err)
+	}
+	return holder, nil
+}

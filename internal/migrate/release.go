@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/awsccmctl/awsccmctl/internal/install"
+	"github.com/awsccmctl/awsccmctl/internal/leaderlease"
 	"github.com/awsccmctl/awsccmctl/internal/leadermigration"
 )
 
@@ -192,27 +193,9 @@ func (e *env) releaseGoneCCM(ctx context.Context) error {
 // releaseIfHeld clears the Lease's holder if it is still identity,
 // conditionally on its resourceVersion.
 func (e *env) releaseIfHeld(ctx context.Context, name, identity string) (bool, error) {
-	leases := e.client.CoordinationV1().Leases(leadermigration.LeaseNamespace)
-	l, err := leases.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read Lease %s/%s: %w", leadermigration.LeaseNamespace, name, err)
-	}
-	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != identity {
-		return false, nil
-	}
-	l = l.DeepCopy()
-	l.Spec.HolderIdentity = new(string)
-	_, err = leases.Update(ctx, l, metav1.UpdateOptions{FieldManager: "awsccmctl-migrate"})
-	switch {
-	case apierrors.IsConflict(err):
-		return false, nil // a candidate renewed or took it
-	case err != nil:
-		return false, fmt.Errorf("release Lease %s/%s held by %s: %w", leadermigration.LeaseNamespace, name, identity, err)
-	}
-	return true, nil
+	holder, err := leaderlease.ReleaseIf(ctx, e.client, leadermigration.LeaseNamespace, name,
+		func(h string) bool { return h == identity }, "awsccmctl-migrate")
+	return holder != "", err
 }
 
 // restartsCCM reports whether a step (or its undo) replaces or removes the
