@@ -201,7 +201,9 @@ func TestRetrySettingsFromTheEnvironment(t *testing.T) {
 		t.Errorf("MaxAttempts 1 over AWS_MAX_ATTEMPTS=2: %d attempts, %v; want 1 and the throttle's error", n, err)
 	}
 	srv.ClearFaults()
-	os.Unsetenv("AWS_MAX_ATTEMPTS") // t.Setenv restores it after the test
+	if err := os.Unsetenv("AWS_MAX_ATTEMPTS"); err != nil { // t.Setenv restores it after the test
+		t.Fatal(err)
+	}
 
 	t.Setenv("AWS_RETRY_MODE", "adaptive")
 	c, err := NewClients(context.Background(), Options{Region: "us-east-1"})

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"time"
 
-	cloudcontrollerconfig "k8s.io/cloud-provider/app/config"
 	"k8s.io/client-go/kubernetes"
+	cloudcontrollerconfig "k8s.io/cloud-provider/app/config"
 	"k8s.io/controller-manager/pkg/leadermigration"
 	"k8s.io/klog/v2"
 

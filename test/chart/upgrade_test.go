@@ -50,7 +50,7 @@ func TestUpgradeFromUpstreamRelease(t *testing.T) {
 	if rel.Revision != 1 || rel.Status != "deployed" {
 		t.Fatalf("upstream's release: %+v", rel)
 	}
-	before := daemonSet(t, cs, ns)
+	before := daemonSet(t, cs)
 	if !maps.Equal(before.Spec.Selector.MatchLabels, upstreamSelector) {
 		t.Fatalf("upstream's DaemonSet selects %v, want %v: the test's premise", before.Spec.Selector.MatchLabels, upstreamSelector)
 	}
@@ -63,7 +63,7 @@ func TestUpgradeFromUpstreamRelease(t *testing.T) {
 	if rel.Revision != 2 || rel.Status != "deployed" {
 		t.Errorf("after the upgrade: %+v, want revision 2 deployed", rel)
 	}
-	ds := daemonSet(t, cs, ns)
+	ds := daemonSet(t, cs)
 	if ds.UID != before.UID {
 		t.Errorf("the DaemonSet was recreated (uid %s, was %s): its pods would all go at once", ds.UID, before.UID)
 	}
@@ -101,7 +101,7 @@ func TestUpgradeFromUpstreamRelease(t *testing.T) {
 	if err != nil || rel.Revision != 3 {
 		t.Fatalf("second upgrade: %+v, %v", rel, err)
 	}
-	again := daemonSet(t, cs, ns)
+	again := daemonSet(t, cs)
 	if again.Generation != ds.Generation || !maps.Equal(again.Spec.Selector.MatchLabels, upstreamSelector) {
 		t.Errorf("second upgrade: generation %d → %d, selector %v; want no change", ds.Generation, again.Generation, again.Spec.Selector.MatchLabels)
 	}
@@ -171,14 +171,16 @@ func TestHelmTemplateSwitchNeedsTheOrphanStep(t *testing.T) {
 	if err := sync(); err != nil {
 		t.Fatalf("sync after the orphan delete: %v", err)
 	}
-	if ds := daemonSet(t, cs, ns); !maps.Equal(ds.Spec.Selector.MatchLabels, map[string]string{install.LabelName: install.AppName}) {
+	if ds := daemonSet(t, cs); !maps.Equal(ds.Spec.Selector.MatchLabels, map[string]string{install.LabelName: install.AppName}) {
 		t.Errorf("the synced DaemonSet selects %v, want this chart's selector", ds.Spec.Selector.MatchLabels)
 	}
 }
 
-func daemonSet(t *testing.T, cs kubernetes.Interface, ns string) *appsv1.DaemonSet {
+// daemonSet is the CCM's DaemonSet in kube-system, where upstream's chart
+// puts it.
+func daemonSet(t *testing.T, cs kubernetes.Interface) *appsv1.DaemonSet {
 	t.Helper()
-	ds, err := cs.AppsV1().DaemonSets(ns).Get(t.Context(), install.AppName, metav1.GetOptions{})
+	ds, err := cs.AppsV1().DaemonSets("kube-system").Get(t.Context(), install.AppName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
