@@ -108,6 +108,8 @@ type ChartImage struct {
 // ChartMonitoring is the chart's monitoring value (Values.Monitoring).
 type ChartMonitoring struct {
 	Enabled bool `json:"enabled"`
+	// Labels are Values.MonitoringLabels.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // ChartServiceAccount is the chart's serviceAccount value.
@@ -191,7 +193,7 @@ func HelmValues(v Values) (*ChartValues, error) {
 		c.Replicas = v.Replicas
 	}
 	if v.Monitoring {
-		c.Monitoring = &ChartMonitoring{Enabled: true}
+		c.Monitoring = &ChartMonitoring{Enabled: true, Labels: v.MonitoringLabels}
 	}
 	if len(v.ServiceAccountAnnotations) > 0 {
 		c.ServiceAccount = &ChartServiceAccount{Annotations: v.ServiceAccountAnnotations}

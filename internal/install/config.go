@@ -60,6 +60,8 @@ type Configuration struct {
 	PodOptions `json:",inline"`
 	// Monitoring is Values.Monitoring.
 	Monitoring *bool `json:"monitoring,omitempty"`
+	// MonitoringLabels is Values.MonitoringLabels.
+	MonitoringLabels map[string]string `json:"monitoringLabels,omitempty"`
 }
 
 // DecodeConfig decodes an InstallConfiguration file strictly: the file is
@@ -164,6 +166,9 @@ func (c *Configuration) ApplyTo(v *Values) error {
 	}
 	if c.Monitoring != nil {
 		v.Monitoring = *c.Monitoring
+	}
+	if c.MonitoringLabels != nil {
+		v.MonitoringLabels = c.MonitoringLabels
 	}
 	if c.CloudConfig != "" {
 		cc, err := cloudconfig.Parse([]byte(c.CloudConfig))

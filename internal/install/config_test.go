@@ -72,3 +72,23 @@ func TestApplyToKeepsUnsetFields(t *testing.T) {
 		t.Fatalf("ApplyTo: %+v", v)
 	}
 }
+
+// TestApplyToMonitoringLabels: monitoringLabels reach Values, and an
+// InstallConfiguration's labels without monitoring are refused.
+func TestApplyToMonitoringLabels(t *testing.T) {
+	const head = "apiVersion: awsccmctl.io/v1alpha1\nkind: InstallConfiguration\n"
+	c, err := DecodeConfig([]byte(head + "monitoring: true\nmonitoringLabels: {release: kube-prometheus-stack}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v Values
+	if err := c.ApplyTo(&v); err != nil {
+		t.Fatal(err)
+	}
+	if !v.Monitoring || v.MonitoringLabels["release"] != "kube-prometheus-stack" {
+		t.Errorf("ApplyTo: monitoring %t, labels %v", v.Monitoring, v.MonitoringLabels)
+	}
+	if err := loadValues([]byte(head + "monitoringLabels: {release: x}\n")); err == nil || !strings.Contains(err.Error(), "monitoringLabels") {
+		t.Errorf("labels without monitoring: %v, want a monitoringLabels error", err)
+	}
+}

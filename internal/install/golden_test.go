@@ -59,7 +59,7 @@ func goldenCases(t testing.TB) map[string]Values {
 		// install --monitoring: the metrics Service, ServiceMonitor,
 		// PrometheusRule and the scraper's RBAC; the secure port on every
 		// address.
-		"monitoring": {Image: testImage, Monitoring: true},
+		"monitoring": {Image: testImage, Monitoring: true, MonitoringLabels: map[string]string{"release": "kube-prometheus-stack"}},
 		// Sized for 5,000 Nodes, with the user's --kube-api-qps winning
 		// over the computed one.
 		"expected-nodes-5000-qps-override": {

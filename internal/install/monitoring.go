@@ -2,7 +2,11 @@ package install
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Names of the objects Values.Monitoring adds. Like the other names, an
@@ -182,4 +186,25 @@ func docsLink(runbook string) string {
 		return rest
 	}
 	return "../" + p
+}
+
+// validateMonitoringLabels checks MonitoringLabels: label keys and values,
+// none of the installer's own (uninstall selects on them), and only with
+// Monitoring, which renders what they label.
+func (v *Values) validateMonitoringLabels(add func(field, format string, args ...any)) {
+	if len(v.MonitoringLabels) > 0 && !v.Monitoring {
+		add("monitoringLabels", ": they label the ServiceMonitor and PrometheusRule that monitoring (--monitoring) renders; turn monitoring on, or drop them")
+	}
+	for _, k := range slices.Sorted(maps.Keys(v.MonitoringLabels)) {
+		val := v.MonitoringLabels[k]
+		for _, msg := range validation.IsQualifiedName(k) {
+			add("monitoringLabels", " key %q: %s", k, msg)
+		}
+		for _, msg := range validation.IsValidLabelValue(val) {
+			add("monitoringLabels", " %q value %q: %s", k, val, msg)
+		}
+		if _, ok := Labels()[k]; ok {
+			add("monitoringLabels", " %q: set by the installer (uninstall selects on it); remove it", k)
+		}
+	}
 }

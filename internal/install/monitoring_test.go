@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/awsccmctl/awsccmctl/internal/fielderr"
 )
 
@@ -89,5 +91,49 @@ func TestMonitoringBindAddress(t *testing.T) {
 	ok.Default()
 	if err := ok.Validate(); err != nil {
 		t.Errorf("monitoring on a node address: %v", err)
+	}
+}
+
+// TestMonitoringLabels: the labels a Prometheus selects by reach the
+// ServiceMonitor and the PrometheusRule, and only them; labels that are
+// not labels, the installer's own, or without monitoring are refused,
+// naming monitoringLabels.
+func TestMonitoringLabels(t *testing.T) {
+	labels := map[string]string{"release": "kube-prometheus-stack", "example.com/team": "platform"}
+	for _, o := range renderCase(t, Values{Image: testImage, Monitoring: true, MonitoringLabels: labels}) {
+		var m struct {
+			Metadata struct{ Labels map[string]string } `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(o.YAML, &m); err != nil {
+			t.Fatal(err)
+		}
+		got := m.Metadata.Labels
+		selected := o.Kind == "ServiceMonitor" || o.Kind == "PrometheusRule"
+		for k, v := range labels {
+			if val, ok := got[k]; selected != (ok && val == v) {
+				t.Errorf("%s %s: label %s=%q (set: %t); want it on the ServiceMonitor and PrometheusRule only", o.Kind, o.Name, k, val, ok)
+			}
+		}
+		if selected && got[LabelManagedBy] != ManagedBy {
+			t.Errorf("%s: the installer's labels are gone: %v", o.Kind, got)
+		}
+	}
+	for name, tc := range map[string]struct {
+		v    Values
+		want string
+	}{
+		"without monitoring": {Values{Image: testImage, MonitoringLabels: map[string]string{"release": "x"}}, "turn monitoring on, or drop them"},
+		"a bad key":          {Values{Image: testImage, Monitoring: true, MonitoringLabels: map[string]string{"not a key": "x"}}, `key "not a key"`},
+		"a bad value":        {Values{Image: testImage, Monitoring: true, MonitoringLabels: map[string]string{"release": "a b"}}, `"release" value "a b"`},
+		"the installer's":    {Values{Image: testImage, Monitoring: true, MonitoringLabels: map[string]string{LabelManagedBy: "me"}}, "set by the installer"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tc.v.Default()
+			err := tc.v.Validate()
+			var fe *fielderr.Error
+			if !errors.As(err, &fe) || fe.Field != "monitoringLabels" || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v, want a monitoringLabels error saying %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -154,6 +154,9 @@ type templateData struct {
 	MetricsService, MetricsPortName, MetricsReader, MetricsTokenSecret string
 	AlertRuleGroup                                                     string
 	AlertRules                                                         []map[string]any
+	// MonitoringLabels label the ServiceMonitor and PrometheusRule: Labels
+	// and Values.MonitoringLabels.
+	MonitoringLabels map[string]string
 }
 
 func newTemplateData(v *Values) (*templateData, error) {
@@ -197,6 +200,8 @@ func newTemplateData(v *Values) (*templateData, error) {
 	d.WorkloadAnnotations = map[string]string{AnnotationSizedForNodes: strconv.Itoa(v.SizedFor())}
 	if v.Monitoring {
 		d.AlertRules = alertRules()
+		d.MonitoringLabels = maps.Clone(d.Labels)
+		maps.Copy(d.MonitoringLabels, v.MonitoringLabels)
 	}
 	if v.LeaderMigrationConfig != nil {
 		d.ConfigMapData[LeaderMigrationKey] = string(v.LeaderMigrationConfig)

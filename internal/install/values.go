@@ -206,6 +206,10 @@ type Values struct {
 	// its binding) whose token the ServiceMonitor scrapes with. It moves
 	// the BindAddress default to MonitoringBindAddress.
 	Monitoring bool
+	// MonitoringLabels are added to the ServiceMonitor's and the
+	// PrometheusRule's labels, for a Prometheus that selects them by label
+	// (kube-prometheus-stack: release=<its release>). Only with Monitoring.
+	MonitoringLabels map[string]string
 }
 
 // Default fills every unset field with its default. It never changes a set
@@ -317,6 +321,7 @@ func (v *Values) Validate() error {
 		add("bindAddress", " %q: monitoring (--monitoring) needs the secure port reachable from Prometheus, and a loopback address is not; "+
 			"leave bindAddress out (monitoring defaults it to %s), set a node address, or drop monitoring", v.BindAddress, MonitoringBindAddress)
 	}
+	v.validateMonitoringLabels(add)
 	if v.ExpectedNodes != nil && *v.ExpectedNodes < 1 {
 		add("expectedNodes", " %d: must be at least 1, the number of Nodes the cluster is expected to have (leave it out to have install apply count them, or for the default %d)", *v.ExpectedNodes, DefaultExpectedNodes)
 	}

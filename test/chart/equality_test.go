@@ -77,8 +77,9 @@ func equalityCases(t testing.TB) map[string]install.Values {
 			PriorityClassName:         "platform-critical",
 		}},
 		// The ServiceMonitor, PrometheusRule, metrics Service and the
-		// scraper's RBAC; the secure port on every address.
-		"monitoring": {Monitoring: true},
+		// scraper's RBAC; the secure port on every address; labelled for
+		// kube-prometheus-stack's selectors.
+		"monitoring": {Monitoring: true, MonitoringLabels: map[string]string{"release": "kube-prometheus-stack"}},
 		"deployment-no-node-selector": {
 			Workload: install.WorkloadDeployment, PodOptions: install.PodOptions{NodeSelector: map[string]string{}},
 		},

@@ -89,6 +89,8 @@ func TestChartRefusesWhatItCannotHonour(t *testing.T) {
 		"extraVolumes:\n- name: cloud-config\n  emptyDir: {}\n":                     "extraVolumes \"cloud-config\": the name is taken",
 		"region: eu-west-1\ncloudConfig: |\n  [Global]\n":                           "region: set Region in cloudConfig",
 		"monitoring:\n  enabled: true\nbindAddress: 127.0.0.1\n":                    "bindAddress \"127.0.0.1\": monitoring.enabled needs the secure port reachable",
+		"monitoring:\n  labels: {release: x}\n":                                     "monitoring.labels: they label the ServiceMonitor and PrometheusRule that monitoring.enabled renders",
+		"monitoring:\n  enabled: true\n  labels: {app.kubernetes.io/name: x}\n":     `monitoring.labels "app.kubernetes.io/name": set by the chart`,
 		"ecrCredentialProviderBinDir: /opt/bin\n":                                   "ecrCredentialProviderBinDir \"/opt/bin\": set only with ecrCredentialProvider",
 	} {
 		_, err := Render(t, dir, []byte(values), "ccm", "kube-system")

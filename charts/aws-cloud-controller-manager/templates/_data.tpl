@@ -104,6 +104,14 @@ helm-values writes it as install renders it), or [Global] with the region. */ -}
 {{- $_ := set $d "MemoryRequest" (toString ($req.memory | default "128Mi")) -}}
 {{- $monitoring := ($v.monitoring | default dict).enabled | default false -}}
 {{- $_ := set $d "Monitoring" $monitoring -}}
+{{- $monitoringLabels := ($v.monitoring | default dict).labels | default dict -}}
+{{- if and $monitoringLabels (not $monitoring) -}}
+  {{- fail "monitoring.labels: they label the ServiceMonitor and PrometheusRule that monitoring.enabled renders; turn monitoring on, or drop them" -}}
+{{- end -}}
+{{- range $k, $val := $monitoringLabels -}}
+  {{- if hasKey $d.Labels $k }}{{ fail (printf "monitoring.labels %q: set by the chart; remove it" $k) }}{{ end -}}
+{{- end -}}
+{{- $_ := set $d "MonitoringLabels" (merge (deepCopy $d.Labels) $monitoringLabels) -}}
 {{- /* Prometheus scrapes the secure port from another host. */ -}}
 {{- $bind := $v.bindAddress | default (ternary $defaults.monitoringBindAddress $defaults.bindAddress $monitoring) -}}
 {{- if and $monitoring (or (hasPrefix "127." $bind) (eq $bind "::1")) -}}
