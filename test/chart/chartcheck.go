@@ -2,6 +2,7 @@ package chart
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -195,7 +196,9 @@ func call(t testing.TB, cmd string, args []string, out any) error {
 // a failure to start it fails the test.
 func runTool(t testing.TB, args ...string) (stdout, stderr []byte, code int) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), Binary(t), args...)
+	// Not t.Context(): it is cancelled before the test's Cleanup functions
+	// run, and a release is uninstalled from one.
+	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), Binary(t), args...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

@@ -25,6 +25,31 @@ import (
 // chart keeps it for life.
 var upstreamSelector = map[string]string{"k8s-app": install.AppName}
 
+// The release upstream's chart makes: its name and namespace, where nearly
+// every upstream release runs.
+const upstreamReleaseName, upstreamNS = "aws-cloud-controller-manager", "kube-system"
+
+// upstreamRelease installs upstream's chart with its values.yaml verbatim,
+// as upstreamReleaseName in upstreamNS, uninstalled at the end of the test; it returns the
+// kubeconfig, a client and the values.
+func upstreamRelease(t *testing.T) (kubeconfig string, cs kubernetes.Interface, values []byte) {
+	t.Helper()
+	kubeconfig, _, cs, _ = coexistCluster(t)
+	values, err := os.ReadFile(filepath.Join(upstreamChart(t), "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := Install(t, upstreamChart(t), values, upstreamReleaseName, upstreamNS, kubeconfig)
+	if err != nil {
+		t.Fatalf("helm install of upstream's chart: %v", err)
+	}
+	t.Cleanup(func() { _, _ = Uninstall(t, upstreamReleaseName, upstreamNS, kubeconfig) })
+	if rel.Revision != 1 || rel.Status != "deployed" {
+		t.Fatalf("upstream's release: %+v", rel)
+	}
+	return kubeconfig, cs, values
+}
+
 // TestUpgradeFromUpstreamRelease: a release of upstream's chart becomes a
 // release of this chart by `helm upgrade` with the same values file and
 // nothing else (docs/helm.md, "Switch from upstream's chart"). The API
@@ -33,30 +58,14 @@ var upstreamSelector = map[string]string{"k8s-app": install.AppName}
 // under the same names, nothing is deleted, a second upgrade changes no
 // pod, and helm uninstall removes it all.
 func TestUpgradeFromUpstreamRelease(t *testing.T) {
-	kubeconfig, _, cs, _ := coexistCluster(t)
-	// Upstream's values.yaml verbatim, in its namespace: where nearly every
-	// upstream release runs.
-	values, err := os.ReadFile(filepath.Join(upstreamChart(t), "values.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const release, ns = "aws-cloud-controller-manager", "kube-system"
-
-	rel, err := Install(t, upstreamChart(t), values, release, ns, kubeconfig)
-	if err != nil {
-		t.Fatalf("helm install of upstream's chart: %v", err)
-	}
-	defer func() { _, _ = Uninstall(t, release, ns, kubeconfig) }()
-	if rel.Revision != 1 || rel.Status != "deployed" {
-		t.Fatalf("upstream's release: %+v", rel)
-	}
+	kubeconfig, cs, values := upstreamRelease(t)
 	before := daemonSet(t, cs)
 	if !maps.Equal(before.Spec.Selector.MatchLabels, upstreamSelector) {
 		t.Fatalf("upstream's DaemonSet selects %v, want %v: the test's premise", before.Spec.Selector.MatchLabels, upstreamSelector)
 	}
-	upstreamObjects := liveObjects(t, cs, ns)
+	upstreamObjects := liveObjects(t, cs)
 
-	rel, err = Upgrade(t, chartDir(t), values, release, ns, kubeconfig)
+	rel, err := Upgrade(t, chartDir(t), values, upstreamReleaseName, upstreamNS, kubeconfig)
 	if err != nil {
 		t.Fatalf("helm upgrade to this chart with the same values: %v", err)
 	}
@@ -88,7 +97,7 @@ func TestUpgradeFromUpstreamRelease(t *testing.T) {
 		t.Errorf("update strategy %+v, want a rolling update one node at a time", ds.Spec.UpdateStrategy)
 	}
 	// Same names: Helm updates upstream's objects in place and deletes none.
-	after := liveObjects(t, cs, ns)
+	after := liveObjects(t, cs)
 	for name, uid := range upstreamObjects {
 		if after[name] != uid {
 			t.Errorf("%s: uid %q after the upgrade, %q before: deleted or recreated", name, after[name], uid)
@@ -97,7 +106,7 @@ func TestUpgradeFromUpstreamRelease(t *testing.T) {
 
 	// Settled: the next upgrade finds its own DaemonSet, keeps the
 	// selector, and rolls no pod.
-	rel, err = Upgrade(t, chartDir(t), values, release, ns, kubeconfig)
+	rel, err = Upgrade(t, chartDir(t), values, upstreamReleaseName, upstreamNS, kubeconfig)
 	if err != nil || rel.Revision != 3 {
 		t.Fatalf("second upgrade: %+v, %v", rel, err)
 	}
@@ -106,10 +115,10 @@ func TestUpgradeFromUpstreamRelease(t *testing.T) {
 		t.Errorf("second upgrade: generation %d → %d, selector %v; want no change", ds.Generation, again.Generation, again.Spec.Selector.MatchLabels)
 	}
 
-	if _, err := Uninstall(t, release, ns, kubeconfig); err != nil {
+	if _, err := Uninstall(t, upstreamReleaseName, upstreamNS, kubeconfig); err != nil {
 		t.Fatalf("helm uninstall: %v", err)
 	}
-	for name := range liveObjects(t, cs, ns) {
+	for name := range liveObjects(t, cs) {
 		t.Errorf("helm uninstall left %s", name)
 	}
 }
@@ -120,18 +129,8 @@ func TestUpgradeFromUpstreamRelease(t *testing.T) {
 // DaemonSet is refused as immutable, and succeeds once that DaemonSet is
 // deleted with its pods orphaned, as the documented steps do.
 func TestHelmTemplateSwitchNeedsTheOrphanStep(t *testing.T) {
-	kubeconfig, _, cs, _ := coexistCluster(t)
-	values, err := os.ReadFile(filepath.Join(upstreamChart(t), "values.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const release, ns = "aws-cloud-controller-manager", "kube-system"
-	if _, err := Install(t, upstreamChart(t), values, release, ns, kubeconfig); err != nil {
-		t.Fatalf("helm install of upstream's chart: %v", err)
-	}
-	defer func() { _, _ = Uninstall(t, release, ns, kubeconfig) }()
-
-	objs, err := Render(t, chartDir(t), values, release, ns)
+	_, cs, values := upstreamRelease(t)
+	objs, err := Render(t, chartDir(t), values, upstreamReleaseName, upstreamNS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,17 +152,17 @@ func TestHelmTemplateSwitchNeedsTheOrphanStep(t *testing.T) {
 		t.Fatalf("syncing helm template's DaemonSet over upstream's: %v, want the API server's immutable-selector refusal the docs name", err)
 	}
 	orphan := metav1.DeletePropagationOrphan
-	if err := cs.AppsV1().DaemonSets(ns).Delete(t.Context(), install.AppName, metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
+	if err := cs.AppsV1().DaemonSets(upstreamNS).Delete(t.Context(), install.AppName, metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
 		t.Fatal(err)
 	}
 	// The test bed runs no garbage collector (kube-controller-manager),
 	// which finishes an orphan delete: it takes the orphan finalizer off
 	// once the dependents are released. There are no pods here to release.
-	if _, err := cs.AppsV1().DaemonSets(ns).Patch(t.Context(), install.AppName, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+	if _, err := cs.AppsV1().DaemonSets(upstreamNS).Patch(t.Context(), install.AppName, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := cs.AppsV1().DaemonSets(ns).Get(ctx, install.AppName, metav1.GetOptions{})
+		_, err := cs.AppsV1().DaemonSets(upstreamNS).Get(ctx, install.AppName, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	}); err != nil {
 		t.Fatalf("upstream's DaemonSet is still there after the orphan delete: %v", err)
@@ -189,7 +188,7 @@ func daemonSet(t *testing.T, cs kubernetes.Interface) *appsv1.DaemonSet {
 
 // liveObjects maps "Kind name" to the uid of each object both charts make
 // under upstream's names.
-func liveObjects(t *testing.T, cs kubernetes.Interface, ns string) map[string]string {
+func liveObjects(t *testing.T, cs kubernetes.Interface) map[string]string {
 	t.Helper()
 	ctx := t.Context()
 	got := map[string]string{}
@@ -202,15 +201,15 @@ func liveObjects(t *testing.T, cs kubernetes.Interface, ns string) map[string]st
 			got[kind+" "+m.GetName()] = string(m.GetUID())
 		}
 	}
-	ds, err := cs.AppsV1().DaemonSets(ns).Get(ctx, install.AppName, metav1.GetOptions{})
+	ds, err := cs.AppsV1().DaemonSets(upstreamNS).Get(ctx, install.AppName, metav1.GetOptions{})
 	note("DaemonSet", ds, err)
-	sa, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, install.ServiceAccountName, metav1.GetOptions{})
+	sa, err := cs.CoreV1().ServiceAccounts(upstreamNS).Get(ctx, install.ServiceAccountName, metav1.GetOptions{})
 	note("ServiceAccount", sa, err)
 	cr, err := cs.RbacV1().ClusterRoles().Get(ctx, install.ClusterRoleName, metav1.GetOptions{})
 	note("ClusterRole", cr, err)
 	crb, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, install.ClusterRoleName, metav1.GetOptions{})
 	note("ClusterRoleBinding", crb, err)
-	rb, err := cs.RbacV1().RoleBindings(ns).Get(ctx, "cloud-controller-manager:apiserver-authentication-reader", metav1.GetOptions{})
+	rb, err := cs.RbacV1().RoleBindings(upstreamNS).Get(ctx, "cloud-controller-manager:apiserver-authentication-reader", metav1.GetOptions{})
 	note("RoleBinding", rb, err)
 	return got
 }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/awsccmctl/awsccmctl/internal/install/apply"
 	"github.com/awsccmctl/awsccmctl/internal/leaderlease"
 )
 
@@ -25,13 +24,7 @@ func TestLeaseReleasedOnSIGTERM(t *testing.T) {
 	objs := rendered(t)
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(env.cp.Config)
-	ac, err := apply.NewClient(env.cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ac.Apply(ctx, ofKind(objs, "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding"), apply.Options{Force: true}); err != nil {
-		t.Fatal(err)
-	}
+	applyRBAC(t, objs)
 	ns, name := leaseOf(t, objs)
 	host, err := os.Hostname()
 	if err != nil {

@@ -354,16 +354,8 @@ func names(n []string) string {
 // apiserver.
 func run(t *testing.T, objs []*unstructured.Unstructured, nodeSuffix string) []request {
 	t.Helper()
-	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(env.cp.Config)
-	ac, err := apply.NewClient(env.cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rbacObjs := ofKind(objs, "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding")
-	if _, err := ac.Apply(ctx, rbacObjs, apply.Options{Force: true}); err != nil {
-		t.Fatal(err)
-	}
+	applyRBAC(t, objs)
 	c := startCCM(t, objs, "ccm"+nodeSuffix)
 	if code := c.scrapeMetrics(t); code != http.StatusForbidden && code != http.StatusOK {
 		t.Errorf("GET /metrics with the ServiceAccount's token: HTTP %d, want 403 (authorization denied) or 200 — anything else means the review itself failed", code)
@@ -465,4 +457,17 @@ func exerciseLoadBalancer(t *testing.T, cs kubernetes.Interface, name string) {
 		_, err := cs.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+}
+
+// applyRBAC applies the rendered ServiceAccount and RBAC, which the CCM
+// runs with.
+func applyRBAC(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	ac, err := apply.NewClient(env.cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ac.Apply(context.Background(), ofKind(objs, "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding"), apply.Options{Force: true}); err != nil {
+		t.Fatal(err)
+	}
 }
