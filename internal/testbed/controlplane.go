@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,10 +88,16 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, retErr error) {
 	}
 	c := &ControlPlane{Dir: opts.Dir}
 	if c.Dir == "" {
-		if c.Dir, err = os.MkdirTemp("", "testbed-"); err != nil {
+		if removed, err := sweepAbandoned(os.TempDir()); err != nil || len(removed) > 0 {
+			fmt.Fprintf(os.Stderr, "testbed: removed the folders of %d control planes whose test run is gone: %v (errors: %v)\n", len(removed), removed, err)
+		}
+		if c.Dir, err = os.MkdirTemp("", strings.TrimSuffix(dirPattern, "*")); err != nil {
 			return nil, err
 		}
 		c.removeDir = true
+		if err := writeOwner(c.Dir); err != nil {
+			return nil, errors.Join(err, os.RemoveAll(c.Dir))
+		}
 	} else if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return nil, err
 	}
