@@ -198,6 +198,10 @@ func newTemplateData(v *Values) (*templateData, error) {
 	// On the workload, not the pod template: the flags themselves roll the
 	// Pods when the size changes them.
 	d.WorkloadAnnotations = map[string]string{AnnotationSizedForNodes: strconv.Itoa(v.SizedFor())}
+	if v.UpstreamSelector && v.Workload == WorkloadDaemonSet {
+		d.SelectorLabels = UpstreamSelectorLabels()
+		maps.Copy(d.Labels, d.SelectorLabels)
+	}
 	if v.Monitoring {
 		d.AlertRules = alertRules()
 		d.MonitoringLabels = maps.Clone(d.Labels)
@@ -227,6 +231,12 @@ func newTemplateData(v *Values) (*templateData, error) {
 	}
 	d.addPodOptions(&v.PodOptions)
 	return d, nil
+}
+
+// UpstreamSelectorLabels are the selector of the DaemonSet upstream's
+// manifests and chart make (k8s-app=<name>).
+func UpstreamSelectorLabels() map[string]string {
+	return map[string]string{"k8s-app": AppName}
 }
 
 // addPodOptions adds the user's pod settings to what the installer renders.

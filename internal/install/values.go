@@ -206,6 +206,12 @@ type Values struct {
 	// its binding) whose token the ServiceMonitor scrapes with. It moves
 	// the BindAddress default to MonitoringBindAddress.
 	Monitoring bool
+	// UpstreamSelector keeps the selector of a DaemonSet made from
+	// upstream's manifests or chart (UpstreamSelectorLabels), which the
+	// API server does not let an apply change, and gives the pods and
+	// objects its label too. install apply sets it when the live DaemonSet
+	// has that selector; the chart does the same with Helm's lookup.
+	UpstreamSelector bool
 	// MonitoringLabels are added to the ServiceMonitor's and the
 	// PrometheusRule's labels, for a Prometheus that selects them by label
 	// (kube-prometheus-stack: release=<its release>). Only with Monitoring.
@@ -322,6 +328,13 @@ func (v *Values) Validate() error {
 			"leave bindAddress out (monitoring defaults it to %s), set a node address, or drop monitoring", v.BindAddress, MonitoringBindAddress)
 	}
 	v.validateMonitoringLabels(add)
+	if v.UpstreamSelector {
+		for k := range UpstreamSelectorLabels() {
+			if _, ok := v.PodLabels[k]; ok {
+				add("podLabels", " %q: the DaemonSet made from upstream's manifests selects its pods by it; remove it", k)
+			}
+		}
+	}
 	if v.ExpectedNodes != nil && *v.ExpectedNodes < 1 {
 		add("expectedNodes", " %d: must be at least 1, the number of Nodes the cluster is expected to have (leave it out to have install apply count them, or for the default %d)", *v.ExpectedNodes, DefaultExpectedNodes)
 	}

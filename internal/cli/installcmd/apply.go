@@ -130,6 +130,12 @@ records, or a second install in another namespace.`,
 					return clusterError(err)
 				}
 			}
+			// Not a value to detect but what the cluster allows: also
+			// with --no-detect.
+			v.Default()
+			if err := deploy.KeepUpstreamSelector(cmd.Context(), clients.Kube, &v, streams.Err); err != nil {
+				return clusterError(err)
+			}
 			objs, err := render(v)
 			if err != nil {
 				return err

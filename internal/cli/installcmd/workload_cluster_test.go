@@ -158,22 +158,35 @@ func TestApplyOtherWorkloadWithoutRecord(t *testing.T) {
 	}
 
 	// Another tool's DaemonSet of the CCM's name.
-	labels := map[string]string{"k8s-app": "aws-cloud-controller-manager"}
+	createUpstreamDaemonSet(t, cs, ns, "helm")
+	wantRefused(t, cs, ns, append([]string{"--workload", "deployment"}, flags...),
+		ds+" exists and was not made by awsccmctl", "--workload deployment would run a second CCM", "remove it first", "nothing was changed")
+}
+
+// createUpstreamDaemonSet creates the DaemonSet upstream's manifests make
+// (selector k8s-app=<name>, upstream's image) in ns as manager, deleted at
+// the end of the test.
+func createUpstreamDaemonSet(t *testing.T, cs kubernetes.Interface, ns, manager string) *appsv1.DaemonSet {
+	t.Helper()
+	ctx := context.Background()
+	labels := install.UpstreamSelectorLabels()
 	theirs := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: install.AppName, Namespace: ns, Labels: labels},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ccm",
+				// Upstream's container name, which is this CCM's too
+				// (examples/existing-cluster/base in cloud-provider-aws).
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: install.AppName,
 					Image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.37.0"}}},
 			},
 		},
 	}
-	if _, err := cs.AppsV1().DaemonSets(ns).Create(ctx, theirs, metav1.CreateOptions{FieldManager: "helm"}); err != nil {
+	ds, err := cs.AppsV1().DaemonSets(ns).Create(ctx, theirs, metav1.CreateOptions{FieldManager: manager})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.AppsV1().DaemonSets(ns).Delete(ctx, install.AppName, metav1.DeleteOptions{}) })
-	wantRefused(t, cs, ns, append([]string{"--workload", "deployment"}, flags...),
-		ds+" exists and was not made by awsccmctl", "--workload deployment would run a second CCM", "remove it first", "nothing was changed")
+	return ds
 }
