@@ -83,6 +83,7 @@ func NewCommand(o Options) (*cobra.Command, error) {
 	// held is what the leader election takes, known once the configuration
 	// is complete (in the initializer).
 	var held *leaderLeases
+	var cloud *awscloud.Cloud
 	initializer := func(c *cloudcontrollerconfig.CompletedConfig) cloudprovider.Interface {
 		shared := c.ComponentConfig.KubeCloudShared.CloudProvider
 		if shared.Name != awscloud.ProviderName {
@@ -113,7 +114,8 @@ func NewCommand(o Options) (*cobra.Command, error) {
 		configureControllers(c)
 		held = leaderLeasesOf(c)
 		m := awsapi.NewMetrics(o.Registerer)
-		cloud, err := awscloud.New(context.Background(), awscloud.Config{
+		var err error
+		cloud, err = awscloud.New(context.Background(), awscloud.Config{
 			CloudConfigPath: shared.CloudConfigFile, Flags: flags, Metrics: m, ViewMetrics: instances.NewMetrics(o.Registerer),
 			RouteMetrics:    routes.NewMetrics(o.Registerer),
 			TopologyMetrics: topology.NewMetrics(o.Registerer),
@@ -145,7 +147,10 @@ func NewCommand(o Options) (*cobra.Command, error) {
 		// Run returns once stop is closed (or serving failed): release
 		// what this process led before it exits. Only the binary does:
 		// tests run several CCMs in one process, on one host name.
-		if o.HandleSignals && held != nil {
+		// Only a process that led: one that failed before it (another
+		// CCM on this host holds the secure port) must not clear that
+		// CCM's Lease, whose holder has the same host name.
+		if o.HandleSignals && held != nil && cloud != nil && cloud.Led() {
 			held.release()
 		}
 		return err

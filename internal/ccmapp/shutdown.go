@@ -53,7 +53,8 @@ func leaderLeasesOf(c *cloudcontrollerconfig.CompletedConfig) *leaderLeases {
 // exposed; the host name tells this process's Leases apart because two
 // CCMs cannot run on one host: both serve the secure port on the host's
 // network, and a DaemonSet's rolling update (no surge) starts the new Pod
-// only once the old one is gone.
+// only once the old one is gone. The caller releases only after this
+// process led (awscloud.Cloud.Led).
 func (l *leaderLeases) release() {
 	host, err := os.Hostname()
 	if err != nil {

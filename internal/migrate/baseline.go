@@ -32,8 +32,9 @@ type BaselineRef struct {
 	SHA256 string `json:"sha256"`
 	// Bytes is the gzipped baseline's size.
 	Bytes int `json:"bytes"`
-	// Nodes and LoadBalancers count what it holds, for status and the
-	// verify-cluster gate.
+	// Nodes and LoadBalancers count what it holds, for a person reading
+	// the journal's ConfigMap or its local mirror; the gate counts the
+	// baseline it reads.
 	Nodes         int `json:"nodes"`
 	LoadBalancers int `json:"loadBalancers"`
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -117,14 +118,18 @@ type Cloud struct {
 	zones *zoneIDs
 	// broadcaster carries events; Initialize connects it to the API server.
 	broadcaster record.EventBroadcaster
-	events      record.EventRecorder
-	nodes       corelisters.NodeLister
-	refs        *nodeRefs
-	lb          *lb.Reconciler
-	routes      *routes.Manager
-	breaker     *instances.Breaker
-	tagging     tagging.EC2
-	topology    *topology.Reader
+	// led is set once the library calls Initialize, which it does only in
+	// a run of the controllers: with leader election, after this process
+	// took the Lease (Led).
+	led      atomic.Bool
+	events   record.EventRecorder
+	nodes    corelisters.NodeLister
+	refs     *nodeRefs
+	lb       *lb.Reconciler
+	routes   *routes.Manager
+	breaker  *instances.Breaker
+	tagging  tagging.EC2
+	topology *topology.Reader
 }
 
 var _ cloudprovider.Interface = (*Cloud)(nil)
@@ -195,6 +200,7 @@ func New(ctx context.Context, c Config) (*Cloud, error) {
 // Initialize sends the provider's Warning events (on Nodes and Services)
 // to the API server, until stop.
 func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	c.led.Store(true)
 	go func() { <-stop; c.broadcaster.Shutdown() }()
 	client, err := clientBuilder.Client("aws-cloud-provider")
 	if err != nil {
@@ -204,6 +210,10 @@ func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 	c.broadcaster.StartStructuredLogging(3)
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 }
+
+// Led reports whether the controllers ran in this process: with leader
+// election, whether it ever held the leader Lease.
+func (c *Cloud) Led() bool { return c.led.Load() }
 
 // SetInformers takes the Node lister from the controllers' shared informer
 // factory (cloudprovider.InformerUser), so the view's candidates cost no

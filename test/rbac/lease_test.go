@@ -3,6 +3,7 @@ package rbac
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,21 @@ func TestLeaseReleasedOnSIGTERM(t *testing.T) {
 
 	first := startCCM(t, objs, "ccm-lease")
 	held := leads(first, "")
+
+	// A second CCM on this host cannot serve the secure port the first
+	// holds and exits before it leads: it must not clear the first's
+	// Lease, whose holder carries the same host name. (It fails while its
+	// configuration is built, before any release could run; the release's
+	// own guard, cloud.Led, covers a run that fails later.)
+	clash := startCCMWith(t, objs, "ccm-lease-clash", map[string]string{"secure-port": strconv.Itoa(first.port)})
+	waitFor(t, 60*time.Second, "the clashing CCM exits", func(context.Context) (bool, error) { return clash.proc.Exited(), nil })
+	if status := clash.proc.ExitStatus(); strings.HasSuffix(status, "exited with status 0") {
+		t.Errorf("a CCM that cannot serve its port: %s, want a failure", status)
+	}
+	if r, err := leaderlease.Get(ctx, cs, ns, name); err != nil || r.Holder != held {
+		t.Fatalf("after a second CCM on this host failed to start, the Lease is held by %q (%v), want still %q", r.Holder, err, held)
+	}
+
 	stopped := time.Now()
 	first.stopCh() // SIGTERM; SIGKILL after 5 s
 	if took := time.Since(stopped); took >= 5*time.Second {
